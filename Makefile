@@ -1,0 +1,32 @@
+# `make test` is what CI runs (.ci/run). Everything installs into the current Python environment.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+
+.PHONY: install install-test test test-gpu bench lint fmt clean
+
+install:            ## kgen itself (compile-feedback loop; no GPU stack)
+	$(PIP) install -q .
+
+install-test:       ## kgen (editable), the CPU build of torch pinned, and the test tools
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[test]'
+
+test: install-test  ## every test that needs no GPU (nvcc tests included where nvcc exists)
+	$(PYTHON) -m pytest -q -m "not gpu"
+
+test-gpu:           ## on a GPU machine: the whole suite, GPU tests included
+	$(PYTHON) -m pytest -q -m "gpu or not gpu" $(PYTEST_ARGS)
+
+bench:              ## on a GPU machine: naive, builtin best, cuBLAS, Triton side by side
+	$(PYTHON) -m kgen.benchtable $(BENCH_ARGS)
+
+lint:
+	$(PYTHON) -m ruff check kgen sandbox tests
+	$(PYTHON) -m mypy
+
+fmt:
+	$(PYTHON) -m ruff format kgen sandbox tests
+	$(PYTHON) -m ruff check --fix kgen sandbox tests
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,87 @@
+"""One attempt in the history: the candidate, what nvcc and the GPU said of it, the feedback sent back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kgen.diagnostics import Diagnostic, summarize
+from kgen.nvcc import CompileResult
+from sandbox.verdict import RunResult
+
+
+@dataclass(frozen=True)
+class Attempt:
+    number: int  # 1-based over the whole run
+    round: int
+    source: str | None  # None when the reply held no code block
+    choices: str = ""  # the author's key choices (contract `choices` line), for the history table
+    notes: str = ""  # the author's stated reasons (builtin) or nothing
+    problems: tuple[Diagnostic, ...] = ()  # launch-contract problems, sent back like compile errors
+    compile: CompileResult | None = None
+    run: RunResult | None = None
+
+    @property
+    def status(self) -> str:
+        """no code | contract error | compile error | compiled | a run verdict."""
+        if self.source is None:
+            return "no code"
+        if self.compile is not None and not self.compile.ok:
+            return "compile error"
+        if self.problems:
+            return "contract error"
+        if self.compile is None:
+            return "not compiled"
+        return self.run.verdict if self.run else "compiled"
+
+    @property
+    def passed(self) -> bool:
+        return self.run is not None and self.run.passed
+
+    @property
+    def best_ms(self) -> float | None:
+        """The candidate's time at its first benchmark size, when it passed and was timed."""
+        if not self.passed or self.run is None or not self.run.timings:
+            return None
+        return self.run.timings[0].ms
+
+    def feedback(self, budget: int = 3000) -> str:
+        """The structured records the model gets back for this attempt (never a raw log)."""
+        if self.source is None:
+            return ("No kernel found in your reply. Reply with the complete .cu file in one "
+                    "```cuda fenced block, with the // kgen: contract lines at the top.")
+        parts = []
+        if self.compile is not None:
+            parts.append(self.compile.summary or ("compiled" if self.compile.ok else "failed"))
+        if self.problems:
+            parts.append(summarize(self.problems, self.source, budget=budget // 2))
+        if self.run is not None:
+            parts.append(describe_run(self.run))
+        elif self.compile is not None and self.compile.ok and not self.problems:
+            parts.append("compiled; not validated or timed (no GPU available to kgen here)")
+        return "\n".join(p for p in parts if p)[:budget]
+
+    def to_json(self) -> dict[str, Any]:
+        """The results.jsonl record (the source itself lives in attempts/NNN/kernel.cu)."""
+        comp = self.compile
+        return {"attempt": self.number, "round": self.round, "status": self.status,
+                "choices": self.choices, "notes": self.notes,
+                "compile": None if comp is None else {k: v for k, v in comp.to_json().items()},
+                "problems": [p.to_json() for p in self.problems],
+                "run": None if self.run is None else self.run.to_json()}
+
+
+def describe_run(run: RunResult) -> str:
+    """Records such as `wrong float16 M=127 ...` and `time 4096x4096x4096 ...` for the model."""
+    lines = [f"{run.verdict}  {run.message}".rstrip()]
+    if run.note:
+        lines.append(f"note  {run.note}")
+    for t in run.timings:
+        size = "x".join(str(v) for v in t.sizes.values())
+        rate = f" = {t.tflops:.1f} TFLOP/s" if t.tflops else ""
+        base = ""
+        if t.baseline_ms:
+            base = f", {t.speedup:.2f}x of {t.baseline or 'baseline'} ({t.baseline_ms:.3f} ms)"
+        roof = f", {t.roofline_fraction:.0%} of roofline" if t.roofline_fraction else ""
+        lines.append(f"time   {size}: {t.ms:.3f} ms{rate}{base}{roof}")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""A candidate kernel: pull its source out of a model reply, parse its `// kgen:` launch contract.
+
+    // kgen: op=gemm dtype=float16
+    // kgen: launch gemm_f16 grid=(cdiv(N,128), cdiv(M,128)) block=(256) smem=49152 args=(A, B, C, M, N, K)
+
+Expressions use only the spec's size symbols, integers, + - * // %, cdiv, min, max (kgen.expr).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kgen import expr
+from kgen.diagnostics import Diagnostic
+from kgen.spec import OpSpec
+
+_HEADER = re.compile(r"^\s*//\s*kgen:\s*(?P<body>.*)$")
+_FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+#-]*)[^\n]*\n(?P<code>.*?)```", re.DOTALL)
+_CODE_LANGS = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cuh"}
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    smem: str
+    args: tuple[str, ...]
+    line: int  # where it was declared, for error messages
+
+    def dims(self, sizes: dict[str, int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+        """(grid, block, dynamic shared bytes) for these sizes."""
+        grid = tuple(expr.evaluate(g, sizes) for g in self.grid)
+        block = tuple(expr.evaluate(b, sizes) for b in self.block)
+        return grid, block, expr.evaluate(self.smem, sizes)
+
+
+@dataclass(frozen=True)
+class Contract:
+    op: str
+    dtype: str
+    launches: tuple[Launch, ...]
+    choices: str = ""  # free text the author gives about its key choices (tile=..., warps=...)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Source plus its parsed contract; `problems` go back to the model like compile errors."""
+
+    source: str
+    contract: Contract | None
+    problems: tuple[Diagnostic, ...] = ()
+    notes: str = ""  # what the author said it did (the builtin author's reasons)
+    meta: dict = field(default_factory=dict)
+
+
+def strip_reasoning(text: str) -> str:
+    """Remove <think> sections a reasoning model leaves in its reply."""
+    return _THINK.sub("", text)
+
+
+def extract_source(reply: str) -> str | None:
+    """The kernel in a reply: the fenced cuda/cpp block with __global__ (the longest), or None."""
+    blocks = [m.group("code") for m in _FENCE.finditer(strip_reasoning(reply))
+              if m.group("lang").lower() in _CODE_LANGS]
+    kernels = [b for b in blocks if "__global__" in b]
+    if not kernels:
+        return None
+    return max(kernels, key=len).rstrip() + "\n"
+
+
+def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, tuple[Diagnostic, ...]]:
+    """Read the `// kgen:` lines; every problem is a Diagnostic on its header line."""
+    fields: dict[str, tuple[str, int]] = {}
+    launches: list[Launch] = []
+    problems: list[Diagnostic] = []
+    lines = source.splitlines()
+    for number, text in enumerate(lines, start=1):
+        m = _HEADER.match(text)
+        if not m:
+            continue
+        body = m.group("body").strip()
+        try:
+            if body.startswith("launch"):
+                launches.append(_parse_launch(body[len("launch"):], number, spec))
+            elif body.startswith("choices"):
+                fields["choices"] = (body[len("choices"):].strip(), number)
+            else:
+                for key, value in _pairs(body).items():
+                    fields[key] = (value, number)
+        except (ValueError, expr.ExprError) as exc:
+            problems.append(_problem(number, str(exc), text))
+    if not launches:
+        problems.append(_problem(None, "no `// kgen: launch ...` line: say how to launch the "
+                                 "kernel (see the contract in the prompt)", ""))
+    op = fields.get("op", ("", 0))[0]
+    dtype = fields.get("dtype", ("", 0))[0]
+    if spec is not None:
+        if "op" in fields and op != spec.name:
+            problems.append(_problem(fields["op"][1], f"op={op} but the task is {spec.name}",
+                                     lines[fields["op"][1] - 1]))
+        if dtype not in spec.dtypes:
+            line = fields.get("dtype", ("", None))[1]
+            problems.append(_problem(line, f"dtype={dtype or '(missing)'}: expected one of "
+                                     f"{', '.join(spec.dtypes)}",
+                                     lines[line - 1] if line else ""))
+        for launch in launches:
+            if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
+                problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
+                                         "not defined in the file", lines[launch.line - 1]))
+    if problems:
+        return None, tuple(problems)
+    return Contract(op or (spec.name if spec else ""), dtype, tuple(launches),
+                    fields.get("choices", ("", 0))[0]), ()
+
+
+def _problem(line: int | None, message: str, text: str) -> Diagnostic:
+    return Diagnostic("error", line, None, None, f"launch contract: {message}", text,
+                      category="contract")
+
+
+def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
+    parts = body.strip().split(None, 1)
+    if not parts or not re.fullmatch(r"[A-Za-z_]\w*", parts[0]):
+        raise ValueError("`launch` must be followed by the kernel name")
+    values = _pairs(parts[1] if len(parts) > 1 else "")
+    missing = [k for k in ("grid", "block", "args") if k not in values]
+    if missing:
+        raise ValueError(f"launch {parts[0]} is missing {', '.join(missing)}=")
+    symbols = frozenset(spec.sizes) if spec else None
+    grid, block = _tuple(values["grid"]), _tuple(values["block"])
+    if not 1 <= len(grid) <= 3 or not 1 <= len(block) <= 3:
+        raise ValueError("grid and block take 1 to 3 expressions, x first")
+    smem = values.get("smem", "0")
+    args = _tuple(values["args"])
+    if symbols is not None and spec is not None:
+        for e in (*grid, *block, smem):
+            expr.check(e, symbols)
+        known = symbols | {t.name for t in spec.tensors}
+        unknown = [a for a in args if a not in known]
+        if unknown:
+            raise ValueError(f"unknown argument(s) {', '.join(unknown)}; arguments are tensors "
+                             f"({', '.join(t.name for t in spec.tensors)}) or sizes "
+                             f"({', '.join(spec.sizes)})")
+    return Launch(parts[0], grid, block, smem, args, line)
+
+
+def _tuple(value: str) -> tuple[str, ...]:
+    value = value.strip()
+    if value.startswith("(") and value.endswith(")"):
+        value = value[1:-1]
+    return tuple(p.strip() for p in _split_top(value, ",") if p.strip())
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """key=value pairs separated by spaces; values may hold parentheses with spaces inside."""
+    result: dict[str, str] = {}
+    for item in _split_top(text.strip(), " "):
+        if not item:
+            continue
+        if "=" not in item:
+            raise ValueError(f"expected key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        result[key.strip()] = value.strip()
+    return result
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on sep outside parentheses."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            raise ValueError(f"unbalanced parentheses in {text!r}")
+        if ch == sep and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth:
+        raise ValueError(f"unbalanced parentheses in {text!r}")
+    parts.append("".join(current))
+    return parts

@@ -1,0 +1,25 @@
+"""One exception family; the CLI turns each into one clear line and its exit code (design.md)."""
+
+
+class KgenError(Exception):
+    """A problem kgen reports to the user; exit_code follows the table in design.md."""
+
+    exit_code = 2
+
+
+class UsageError(KgenError):
+    """Bad input from the user: unknown option or arch, missing file, invalid spec or contract."""
+
+    exit_code = 2
+
+
+class EnvironmentProblem(KgenError):
+    """The machine lacks something: no nvcc, no GPU for a GPU command, sandbox unusable."""
+
+    exit_code = 3
+
+
+class ModelFatal(KgenError):
+    """The model endpoint failed for good: authentication, unknown model, retries exhausted."""
+
+    exit_code = 4

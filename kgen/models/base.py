@@ -1,0 +1,56 @@
+"""The one protocol every model backend implements, and the values that cross it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from kgen.attempt import Attempt
+    from kgen.task import Task
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer. `give_up` is set when the author says the task is beyond it."""
+
+    text: str
+    model: str
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    give_up: str | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """The rendered conversation (for language models) and the same state as values (for builtin)."""
+
+    messages: tuple[Message, ...]
+    task: Task
+    history: tuple[Attempt, ...]
+
+
+class Model(Protocol):
+    name: str
+    is_language_model: bool
+
+    def describe(self) -> str:
+        """One line saying what this model is (the builtin author says it is rule-based)."""
+        ...
+
+    def complete(self, request: Request) -> Reply:
+        """Return the next reply. Retry transient failures inside; raise ModelFatal when the
+        endpoint cannot serve this run (authentication, unknown model, retries exhausted)."""
+        ...

@@ -76,3 +76,152 @@ def compile(file: Path, arch: str, as_json: bool, output: Path | None, flags: tu
         if result.summary:
             click.echo(result.summary)
     sys.exit(0 if result.ok else 1)
+
+
+def _model_options(func):
+    """--model/--base-url/--backend/--prompt-set, shared by generate and fix."""
+    options = [
+        click.option("--model", "model_name", metavar="NAME",
+                     help="`builtin` (offline rule-based author, the default when no endpoint is "
+                          "configured) or a model name at the endpoint (env KGEN_MODEL)."),
+        click.option("--base-url", metavar="URL",
+                     help="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (vLLM, "
+                          "SGLang, Ollama, llama.cpp). Env: KGEN_BASE_URL or OPENAI_BASE_URL; key: "
+                          "OPENAI_API_KEY or KGEN_API_KEY."),
+        click.option("--backend", metavar="NAME",
+                     help="Model backend: builtin, openai, or one registered by a plugin."),
+        click.option("--prompt-set", default="default", show_default=True,
+                     help="Prompt templates to use (a folder/prefix under prompts/)."),
+        click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+                     help="Run directory (default runs/<UTC time>-<op>-<arch>/)."),
+        click.option("--resume", type=click.Path(file_okay=False, path_type=Path),
+                     help="Continue the run in this directory (other options are ignored)."),
+        click.option("--no-gpu", is_flag=True, help="Compile only, even if a GPU is present."),
+        click.option("--unsafe-no-sandbox", is_flag=True,
+                     help="Run candidates without bubblewrap isolation (not recommended)."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print one JSON summary on stdout (ok, best, attempts, validated, run_dir)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option("--op", default="gemm", show_default=True, help="Shipped op (see reference_kernels/).")
+@click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Your own op spec (spec.yaml), instead of --op.")
+@click.option("--arch", help="Target, e.g. sm_89 or sm_90a; default: the local GPU's.")
+@click.option("--dtype", help="float32, float16 or bfloat16 (default: the spec's first).")
+@click.option("--rounds", default=8, show_default=True, type=click.IntRange(1, 1000),
+              help="Most rounds (model calls per candidate slot).")
+@click.option("--candidates", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Candidates per round, all from the same prompt.")
+@click.option("--patience", default=3, show_default=True, type=click.IntRange(0, 1000),
+              help="Stop after this many attempts without improvement once one passed.")
+@click.option("--time-budget", type=float, metavar="SECONDS", help="Stop after this wall time.")
+@click.option("--token-budget", type=int, metavar="N", help="Stop after this many model tokens.")
+@_model_options
+def generate(op, op_file, arch, dtype, rounds, candidates, patience, time_budget, token_budget,
+             **common) -> None:
+    """Write a kernel for an op: ask the model, compile, feed back errors (and, on a GPU,
+    correctness and speed against the library baseline), repeat. Keeps every attempt, a report
+    and best.cu in the run directory."""
+    from kgen.jobs import JobConfig
+
+    config = JobConfig("generate", arch, op=None if op_file else op,
+                       op_file=str(op_file) if op_file else None, dtype=dtype, rounds=rounds,
+                       candidates=candidates, patience=patience, wall_seconds=time_budget,
+                       tokens=token_budget)
+    _run_job(config, **common)
+
+
+@main.command(epilog=EXIT_CODES)
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--arch", help="Target, e.g. sm_89; default: the local GPU's.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the fixed file (default: FILE with .fixed.cu).")
+@click.option("--in-place", is_flag=True, help="Overwrite FILE (a backup FILE.orig is kept).")
+@click.option("--max-attempts", default=4, show_default=True, type=click.IntRange(1, 100),
+              help="Most model replies to try.")
+@_model_options
+def fix(file, arch, output, in_place, max_attempts, **common) -> None:
+    """Make FILE compile (and, when its contract names a known op and a GPU is here, pass
+    validation). Never overwrites FILE unless --in-place; prints what changed."""
+    from kgen.jobs import JobConfig
+
+    config = JobConfig("fix", arch, input_path=str(file), rounds=max_attempts, patience=0)
+    summary = _run_job(config, exit_after=False, **common)
+    from kgen.fixout import write_fixed
+
+    written = write_fixed(Path(config.input_path or file), summary, output, in_place,
+                          echo=lambda s: click.echo(s, err=True))
+    if common["as_json"]:
+        click.echo(json.dumps(summary.to_json() | {"written": written}))
+    sys.exit(0 if summary.ok else 1)
+
+
+def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
+             unsafe_no_sandbox, as_json, exit_after=True):
+    """Start or resume a run, drive the loop with progress on stderr, print the summary."""
+    import dataclasses
+
+    from kgen import jobs
+    from kgen.loop import run_loop
+    from kgen.models import resolve_model
+    from kgen.progress import Progress
+    from kgen.runs import RunDir
+
+    progress = Progress()
+    if resume is not None:
+        run_dir = RunDir.open(resume)
+        config = jobs.load_config(run_dir)
+        model = resolve_model(config.backend, config.model, config.base_url)
+        task = jobs.build_task(config)
+        checker = jobs.build_checker(task, config)
+        history = jobs.load_history(run_dir, task, checker)
+        progress.say(f"resuming {run_dir.path} after {len(history)} finished attempt(s)")
+    else:
+        config = dataclasses.replace(config, backend=backend, model=model_name, base_url=base_url,
+                                     prompt_set=prompt_set, no_gpu=no_gpu,
+                                     unsafe_no_sandbox=unsafe_no_sandbox)
+        model = resolve_model(backend, model_name, base_url)
+        task, checker, run_dir = jobs.start(config, out, model)
+        history = [jobs.seed_fix(task, checker, run_dir)] if task.mode == "fix" else []
+    progress.say(f"kgen {task.label} with {model.describe()}")
+    progress.say(f"run directory: {run_dir.path}   GPU: {checker.gpu_note}")
+    for attempt in history:
+        progress.attempt(attempt, jobs.Outcome(history))
+    try:
+        outcome = run_loop(task, model, checker, run_dir, config.budget(), history,
+                           config.prompt_set, progress.attempt)
+    except KeyboardInterrupt:
+        run_dir.update_meta(status="interrupted")
+        click.echo(f"kgen: interrupted; continue with: kgen {task.mode} --resume {run_dir.path}",
+                   err=True)
+        sys.exit(130)
+    except KgenError as exc:
+        run_dir.update_meta(status=f"stopped: {exc}")
+        click.echo(f"kgen: the run directory {run_dir.path} keeps every finished attempt; "
+                   f"continue with: kgen {task.mode} --resume {run_dir.path}", err=True)
+        raise
+    summary = jobs.finish(task, checker, run_dir, outcome, model)
+    _print_summary(progress, summary)
+    if exit_after:
+        if as_json:
+            click.echo(json.dumps(summary.to_json()))
+        sys.exit(0 if summary.ok else 1)
+    return summary
+
+
+def _print_summary(progress, summary) -> None:
+    status = "[green]ok[/green]" if summary.ok else "[red]no candidate succeeded[/red]"
+    progress.say(f"{status}: {summary.attempts} attempt(s); stopped: {summary.stop_reason}")
+    if summary.best:
+        extra = f" ({summary.best_ms:.3f} ms" if summary.best_ms else ""
+        if summary.speedup:
+            extra += f", {summary.speedup:.2f}x of baseline"
+        extra += ")" if extra else ""
+        validated = "validated" if summary.validated else "compiled, not validated or timed"
+        progress.say(f"best: {summary.best}{extra} [{validated}]")
+    progress.say(f"report: {summary.run_dir}/report.md")

@@ -1,0 +1,46 @@
+"""report.md for a run: what was asked, every attempt in one table, the best and why the run stopped."""
+
+from __future__ import annotations
+
+from kgen.attempt import Attempt, describe_run
+from kgen.loop import Outcome
+from kgen.task import Task
+
+
+def attempt_row(a: Attempt) -> str:
+    """One table row: number, choices, status, resources, verdict/time."""
+    res = ""
+    if a.compile is not None and a.compile.resources:
+        r = max(a.compile.resources.values(), key=lambda r: r.registers)
+        spill = f", {r.spill_stores} B spill" if r.spill_stores else ""
+        res = f"{r.registers} regs, {r.shared_bytes // 1024} KiB smem{spill}"
+    time = ""
+    if a.run is not None and a.run.timings:
+        t = a.run.timings[0]
+        time = f"{t.ms:.3f} ms"
+        if t.tflops:
+            time += f", {t.tflops:.1f} TFLOP/s"
+        if t.speedup:
+            time += f", {t.speedup:.2f}x of baseline"
+    choices = (a.choices or "-").replace("|", "/")
+    return f"| {a.number} | {a.round} | {choices} | {a.status} | {res or '-'} | {time or '-'} |"
+
+
+def render(task: Task, outcome: Outcome, gpu_note: str, model: str) -> str:
+    best = outcome.best
+    lines = [f"# kgen {task.label}", "",
+             f"- model: {model}",
+             f"- GPU: {gpu_note}",
+             f"- attempts: {len(outcome.attempts)}; stopped: {outcome.stop_reason}",
+             f"- best: attempt {best.number} ({best.status})" if best else "- best: none", "",
+             "| # | round | choices | status | resources | time |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    lines += [attempt_row(a) for a in outcome.attempts]
+    if best is not None and best.run is not None:
+        lines += ["", "## Best candidate on the GPU", "", "```", describe_run(best.run), "```"]
+    if best is not None and best.compile is not None and best.compile.summary:
+        lines += ["", "## Best candidate's compile summary", "", "```", best.compile.summary, "```"]
+    if best is None and outcome.attempts:
+        last = outcome.attempts[-1]
+        lines += ["", f"## Last attempt ({last.number}) feedback", "", "```", last.feedback(), "```"]
+    return "\n".join(lines) + "\n"

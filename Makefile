@@ -7,15 +7,15 @@ PIP := $(PYTHON) -m pip
 install:            ## kgen itself (compile-feedback loop; no GPU stack)
 	$(PIP) install -q .
 
-install-test:       ## kgen (editable), the CPU build of torch pinned, and the test tools
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[test]'
+install-test:       ## kgen (editable), the CPU build of torch, and the test tools, pinned
+	$(PIP) install -q -c constraints.txt torch
+	$(PIP) install -q -c constraints.txt -e '.[test]'
 
 test: install-test  ## every test that needs no GPU (nvcc tests included where nvcc exists)
-	$(PYTHON) -m pytest -q -m "not gpu"
+	$(PYTHON) -m pytest -q
 
-test-gpu:           ## on a GPU machine: the whole suite, GPU tests included
-	$(PYTHON) -m pytest -q -m "gpu or not gpu" $(PYTEST_ARGS)
+test-gpu:           ## on a GPU machine (kgen and its needs already there): every test, GPU ones included
+	$(PYTHON) -m pytest -q $(PYTEST_ARGS)
 
 bench:              ## on a GPU machine: naive, builtin best, cuBLAS, Triton side by side
 	$(PYTHON) -m kgen.benchtable $(BENCH_ARGS)

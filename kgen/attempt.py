@@ -71,6 +71,18 @@ class Attempt:
                 "run": None if self.run is None else self.run.to_json()}
 
 
+def best_attempt(attempts: list[Attempt] | tuple[Attempt, ...]) -> Attempt | None:
+    """Fastest passing attempt; else the last that passed; else the last that compiled cleanly."""
+    timed = [a for a in attempts if a.best_ms is not None]
+    if timed:
+        return min(timed, key=lambda a: a.best_ms or 0.0)
+    passed = [a for a in attempts if a.passed]
+    if passed:
+        return passed[-1]
+    clean = [a for a in attempts if a.status == "compiled"]
+    return clean[-1] if clean else None
+
+
 def describe_run(run: RunResult) -> str:
     """Records such as `wrong float16 M=127 ...` and `time 4096x4096x4096 ...` for the model."""
     lines = [f"{run.verdict}  {run.message}".rstrip()]

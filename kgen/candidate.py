@@ -76,6 +76,7 @@ def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, t
     fields: dict[str, tuple[str, int]] = {}
     launches: list[Launch] = []
     problems: list[Diagnostic] = []
+    launch_lines = 0
     lines = source.splitlines()
     for number, text in enumerate(lines, start=1):
         m = _HEADER.match(text)
@@ -84,6 +85,7 @@ def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, t
         body = m.group("body").strip()
         try:
             if body.startswith("launch"):
+                launch_lines += 1
                 launches.append(_parse_launch(body[len("launch"):], number, spec))
             elif body.startswith("choices"):
                 fields["choices"] = (body[len("choices"):].strip(), number)
@@ -92,7 +94,7 @@ def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, t
                     fields[key] = (value, number)
         except (ValueError, expr.ExprError) as exc:
             problems.append(_problem(number, str(exc), text))
-    if not launches:
+    if not launch_lines:
         problems.append(_problem(None, "no `// kgen: launch ...` line: say how to launch the "
                                  "kernel (see the contract in the prompt)", ""))
     op = fields.get("op", ("", 0))[0]
@@ -110,6 +112,17 @@ def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, t
             if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
                 problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
                                          "not defined in the file", lines[launch.line - 1]))
+        passed = {arg for launch in launches for arg in launch.args}
+        unwritten = [t.name for t in spec.outputs if t.name not in passed]
+        if launches and unwritten:
+            first = launches[0].line
+            problems.append(_problem(first, f"no launch passes the output "
+                                     f"{', '.join(unwritten)} in args=", lines[first - 1]))
+    if launches and not re.search(r'extern\s+"C"', source):
+        # Without extern "C" the symbol is C++-mangled and the loader cannot find it by name.
+        first = launches[0].line
+        problems.append(_problem(first, 'kernels must be declared extern "C" __global__ so '
+                                 "kgen can find them by name", lines[first - 1]))
     if problems:
         return None, tuple(problems)
     return Contract(op or (spec.name if spec else ""), dtype, tuple(launches),
@@ -133,6 +146,7 @@ def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
     grid, block = _tuple(values["grid"]), _tuple(values["block"])
     if not 1 <= len(grid) <= 3 or not 1 <= len(block) <= 3:
         raise ValueError("grid and block take 1 to 3 expressions, x first")
+    _check_block(block)
     smem = values.get("smem", "0")
     args = _tuple(values["args"])
     if symbols is not None and spec is not None:
@@ -147,6 +161,21 @@ def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
     return Launch(parts[0], grid, block, smem, args, line)
 
 
+def _check_block(block: tuple[str, ...]) -> None:
+    """A constant block must fit CUDA's limits: 1024 threads, x and y <= 1024, z <= 64."""
+    try:
+        dims = [expr.evaluate(b, {}) for b in block]
+    except expr.ExprError:
+        return  # depends on the sizes: checked when it is launched
+    threads = 1
+    for d in dims:
+        threads *= d
+    if (min(dims) < 1 or threads > 1024 or max(dims[:2]) > 1024
+            or (len(dims) == 3 and dims[2] > 64)):
+        raise ValueError(f"block=({', '.join(block)}) is not a valid block: at most 1024 threads "
+                         "in all, x and y at most 1024, z at most 64, none below 1")
+
+
 def _tuple(value: str) -> tuple[str, ...]:
     value = value.strip()
     if value.startswith("(") and value.endswith(")"):
@@ -157,7 +186,9 @@ def _tuple(value: str) -> tuple[str, ...]:
 def _pairs(text: str) -> dict[str, str]:
     """key=value pairs separated by spaces; values may hold parentheses with spaces inside."""
     result: dict[str, str] = {}
-    for item in _split_top(text.strip(), " "):
+    # Models write tabs and `key = value` too; normalise to single spaces and `key=value`.
+    text = re.sub(r"\s*=\s*", "=", re.sub(r"\s+", " ", text.strip()))
+    for item in _split_top(text, " "):
         if not item:
             continue
         if "=" not in item:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kgen import nvcc, prompts
-from kgen.attempt import Attempt
+from kgen.attempt import Attempt, best_attempt
 from kgen.candidate import Contract, extract_source, parse_contract
 from kgen.models.base import Model, Reply, Request
 from kgen.runs import RunDir
@@ -70,18 +70,6 @@ class Outcome:
 def succeeded(attempt: Attempt, validating: bool) -> bool:
     """Passed on the GPU, or (with no GPU to validate) compiled cleanly with a good contract."""
     return attempt.passed if validating else attempt.status == "compiled"
-
-
-def best_attempt(attempts: list[Attempt]) -> Attempt | None:
-    """Fastest passing attempt; else the last that compiled cleanly; else None."""
-    timed = [a for a in attempts if a.best_ms is not None]
-    if timed:
-        return min(timed, key=lambda a: a.best_ms or 0.0)
-    passed = [a for a in attempts if a.passed]
-    if passed:
-        return passed[-1]
-    clean = [a for a in attempts if a.status == "compiled"]
-    return clean[-1] if clean else None
 
 
 def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget: Budget,

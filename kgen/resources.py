@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
+
+from kgen.errors import EnvironmentProblem
 
 
 def data_dir(name: str) -> Path:
-    """The folder `name` ("prompts" or "reference_kernels"), installed as kgen.<name> or in the repo."""
-    try:
-        found = importlib.resources.files(f"kgen.{name}")
-        path = Path(str(found))
-        if path.is_dir():
-            return path
-    except ModuleNotFoundError:
-        pass
-    # Running from a source checkout (PYTHONPATH=.): the folders sit beside kgen/.
-    return Path(__file__).resolve().parent.parent / name
+    """kgen/<name>/ in an installed wheel, <repo>/<name>/ beside kgen/ in a checkout."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / name, here.parent / name):
+        if folder.is_dir():
+            return folder
+    raise EnvironmentProblem(f"kgen's {name}/ folder is missing from this installation")

@@ -35,7 +35,7 @@ class Reply:
 
 @dataclass(frozen=True)
 class Request:
-    """The rendered conversation (for language models) and the same state as values (for builtin)."""
+    """The rendered conversation (for LLMs) and the same state as values (for builtin)."""
 
     messages: tuple[Message, ...]
     task: Task

@@ -1,0 +1,87 @@
+"""The builtin model: a rule-based kernel author (gemm templates + a search over their parameters)
+and a rule-based fixer. Offline and deterministic; not a language model, and it says so."""
+
+from __future__ import annotations
+
+import time
+
+from kgen import fixer
+from kgen.attempt import Attempt
+from kgen.author.search import propose
+from kgen.author.space import render, templates_for
+from kgen.models.base import Reply, Request
+from kgen.task import Task
+
+ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
+
+
+class BuiltinModel:
+    """Writes gemm kernels from its own templates, choosing each next one from the history."""
+
+    name = "builtin"
+    is_language_model = False
+
+    def describe(self) -> str:
+        return "builtin: a rule-based kernel author (templates + search), not a language model"
+
+    def complete(self, request: Request) -> Reply:
+        """Reads request.task and request.history (never the messages); may give up."""
+        started = time.monotonic()
+        if request.task.mode == "fix":
+            text, give_up = fix_reply(request.task, request.history)
+        else:
+            text, give_up = author_reply(request.task, request.history)
+        return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
+
+
+def author_reply(task: Task, history: tuple[Attempt, ...]) -> tuple[str, str | None]:
+    """The next gemm candidate with its reason, or a give-up message."""
+    op = task.spec.name if task.spec else "(no op)"
+    dtype = task.dtype or "float32"
+    if op != "gemm":
+        return "", (f"the builtin author only writes gemm kernels (asked for {op}); {ADVICE}")
+    if not templates_for(task.arch, dtype):
+        return "", (f"the builtin author has no gemm template for {dtype} on {task.arch.name}; "
+                    f"{ADVICE}")
+    proposal = propose(task.arch, dtype, history)
+    if proposal.params is None:
+        return "", f"{proposal.reason}; {ADVICE} to search further"
+    source = render(proposal.params, dtype)
+    text = (f"builtin author (rule-based templates + search, not a language model): "
+            f"{proposal.params.template} template for {dtype} on {task.arch.name}.\n\n"
+            f"Reason: {proposal.reason}\n\n```cuda\n{source}```\n")
+    return text, None
+
+
+def fix_reply(task: Task, history: tuple[Attempt, ...]) -> tuple[str, str | None]:
+    """The mended file with the list of edits, or why the builtin fixer cannot mend it."""
+    last = history[-1] if history else None
+    source = last.source if last is not None and last.source else task.source
+    if source is None:
+        return "", f"there is no file to fix; {ADVICE}"
+    diagnostics = _diagnostics(task, last, source)
+    if not any(d.severity == "error" for d in diagnostics):
+        return "", ("the builtin fixer found no compile error to mend (launch-contract or "
+                    f"runtime problems are beyond it); {ADVICE}")
+    outcome = fixer.mend(source, diagnostics)
+    if outcome.source is None:
+        return "", outcome.give_up
+    if any(a.source == outcome.source for a in history):
+        return "", (f"the builtin fixer's edits lead back to a file already tried; this file is "
+                    f"beyond it ({'; '.join(outcome.left[:2]) or 'same errors again'}); {ADVICE}")
+    edits = "\n".join(f"- {e}" for e in outcome.edits)
+    rest = ("\n\nNot mended by these rules (may be a consequence of the above): "
+            + "; ".join(outcome.left[:3])) if outcome.left else ""
+    text = (f"builtin fixer (rule-based, not a language model). Edits:\n{edits}{rest}\n\n"
+            f"```cuda\n{outcome.source.rstrip()}\n```\n")
+    return text, None
+
+
+def _diagnostics(task: Task, last: Attempt | None, source: str):
+    """The last attempt's compile errors and contract problems; compile the file if none exist."""
+    if last is not None and last.compile is not None:
+        return tuple(last.compile.diagnostics) + tuple(last.problems)
+    from kgen.nvcc import compile_source
+
+    include_dir = task.path.resolve().parent if task.path else None
+    return compile_source(source, task.arch, include_dir=include_dir).diagnostics

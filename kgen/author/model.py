@@ -1,0 +1,55 @@
+"""A simple cost model for ranking gemm configurations when no timings exist: occupancy
+from (ptxas-calibrated) registers and shared memory, arithmetic intensity of the block tile,
+tensor cores. It orders candidates; it does not predict milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgen.arch import Arch
+from kgen.author.simt import SimtParams
+from kgen.author.space import Params, estimated_registers
+
+
+@dataclass(frozen=True)
+class Estimate:
+    score: float
+    registers: int
+    blocks_per_sm: int
+    warps_per_sm: int
+    intensity: float  # flops per element loaded from global memory, per block tile
+
+    def describe(self) -> str:
+        return (f"~{self.registers} registers, {self.blocks_per_sm} block(s) = "
+                f"{self.warps_per_sm} warps per SM, intensity {self.intensity:.0f} flop/element, "
+                f"score {self.score:.1f}")
+
+
+def register_scale(seen, p: Params) -> float:
+    """Measured/estimated registers over compiled attempts of p's template (ptxas calibration)."""
+    ratios = [s.registers / estimated_registers(s.params) for s in seen
+              if s.registers and s.params.template == p.template]
+    return sum(ratios) / len(ratios) if ratios else 1.0
+
+
+def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
+    """Score = intensity x occupancy factor x pipeline factor x (16 for tensor cores)."""
+    facts = arch.facts
+    regs = min(255, max(16, round(estimated_registers(p) * reg_scale)))
+    per_thread = -(-regs // 8) * 8  # registers are allocated in groups of 8 per thread
+    by_regs = facts.registers_per_sm // (per_thread * p.threads)
+    by_threads = facts.max_threads_per_sm // p.threads
+    by_smem = facts.max_smem_per_sm // max(1, p.smem_bytes + 1024)  # 1 KiB reserved per block
+    blocks = max(0, min(by_regs, by_threads, by_smem, 32))
+    warps = blocks * p.threads // 32
+    # 2*bm*bn flops per k against (bm+bn) elements loaded: bigger, squarer tiles reuse more.
+    intensity = 2 * p.bm * p.bn / (p.bm + p.bn)
+    occupancy = min(1.0, warps / 8)  # register-blocked kernels hide latency with ILP from ~8 warps
+    pipeline = 1.0 if p.stages >= 2 else 0.8
+    if p.template == "mma":
+        pipeline = {2: 0.85, 3: 1.0}.get(p.stages, 0.97) * (1.03 if p.bk == 64 else 1.0)
+    tensor = 16.0 if p.template == "mma" else 1.0
+    vector = 0.9 if isinstance(p, SimtParams) and p.vec == 1 else 1.0
+    score = intensity * occupancy * pipeline * tensor * vector
+    return Estimate(round(score, 2), regs, blocks, warps, intensity)

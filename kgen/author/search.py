@@ -1,0 +1,191 @@
+"""The builtin author's search: pick the next untried gemm configuration from the history, with a
+stated reason. Deterministic (ties break by the space's fixed order), never random.
+
+Rules, in order: nothing tried yet -> the arch/dtype default; the last attempt hit a resource
+limit -> shrink; it spilled -> fewer registers; it was wrong/crashed -> move away from it; some
+attempt was timed -> an untried neighbour of the fastest; no timings -> rank by ptxas resources and
+an occupancy/intensity model (and say so).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgen.arch import Arch
+from kgen.attempt import Attempt
+from kgen.author import model
+from kgen.author.space import (
+    Params,
+    default,
+    estimated_registers,
+    neighbours,
+    parse_choices,
+    space,
+    templates_for,
+)
+
+BAD_VERDICTS = ("wrong", "crash", "timeout", "launch_error", "suspicious")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The next configuration (None when the space is exhausted) and why it was chosen."""
+
+    params: Params | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One past attempt of ours, as the search reads it."""
+
+    number: int
+    params: Params
+    outcome: str  # resource | spill | bad | timed | compiled | failed
+    detail: str = ""
+    ms: float | None = None
+    registers: int | None = None
+
+
+def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
+    """The next configuration to try for this arch/dtype given everything tried so far."""
+    seen = [s for a in history if (s := read_attempt(a)) is not None]
+    tried = {s.params for s in seen}
+    pool = [p for t in templates_for(arch, dtype) for p in space(arch, dtype, t) if p not in tried]
+    if not pool:
+        return Proposal(None, f"the search space is exhausted: all {len(tried)} valid "
+                              "configurations of the builtin templates have been tried")
+    first = default(arch, dtype)
+    if not seen and first in pool:
+        return Proposal(first, f"first candidate: the default for {dtype} on {arch.name}, the "
+                               "best measured starting point that fits its limits "
+                               f"({first.choices}: {first.threads} threads, "
+                               f"{first.smem_bytes} bytes shared memory)")
+    last = seen[-1] if seen else None
+    for rule in (_after_resource_error, _after_spill, _after_failure):
+        if last is not None and (found := rule(last, seen, pool, arch, dtype)) is not None:
+            return found
+    if any(s.ms is not None for s in seen):
+        return _toward_fastest(seen, pool, arch, dtype)
+    return _by_model(seen, pool, arch, dtype)
+
+
+def read_attempt(a: Attempt) -> Seen | None:
+    """Classify one attempt; None when it is not one of the builtin templates' configurations."""
+    params = parse_choices(a.choices) or (parse_choices(a.source or "") if a.source else None)
+    if params is None:
+        return None
+    comp = a.compile
+    if comp is not None and not comp.ok:
+        text = " ".join(d.message for d in comp.errors)
+        if any(d.category == "resource" for d in comp.errors) or _is_resource(text):
+            return Seen(a.number, params, "resource", text[:120])
+        return Seen(a.number, params, "failed", text[:120])
+    usage = next(iter(comp.resources.values()), None) if comp is not None else None
+    regs = usage.registers if usage else None
+    if a.run is not None and a.run.verdict == "launch_error" and _is_resource(a.run.message):
+        return Seen(a.number, params, "resource", a.run.message[:120], registers=regs)
+    if a.run is not None and a.run.verdict in BAD_VERDICTS:
+        return Seen(a.number, params, "bad", f"{a.run.verdict}: {a.run.message[:100]}",
+                    registers=regs)
+    if usage is not None and usage.spill_stores > 0:
+        return Seen(a.number, params, "spill", f"{usage.spill_stores} bytes of spill stores",
+                    registers=regs)
+    if a.best_ms is not None:
+        return Seen(a.number, params, "timed", ms=a.best_ms, registers=regs)
+    return Seen(a.number, params, "compiled", registers=regs)
+
+
+def _is_resource(text: str) -> bool:
+    text = text.lower()
+    return any(w in text for w in ("too much shared data", "shared memory", "too many resources",
+                                   "registers", "uses too much"))
+
+
+def _after_resource_error(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
+    if last.outcome != "resource":
+        return None
+    smaller = [p for p in pool if type(p) is type(last.params)
+               and p.smem_bytes < last.params.smem_bytes
+               and estimated_registers(p) <= estimated_registers(last.params)]
+    pick = _closest(last.params, smaller, seen, arch, dtype)
+    if pick is None:
+        return None
+    return Proposal(pick, f"attempt {last.number} hit a resource limit at "
+                          f"{last.params.choices} ({last.detail}); shrinking to "
+                          f"{_diff(last.params, pick)}")
+
+
+def _after_spill(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
+    if last.outcome != "spill":
+        return None
+    lighter = [p for p in pool if type(p) is type(last.params)
+               and estimated_registers(p) < estimated_registers(last.params)]
+    pick = _closest(last.params, lighter, seen, arch, dtype)
+    if pick is None:
+        return None
+    return Proposal(pick, f"attempt {last.number} spilled {last.detail} at "
+                          f"{last.params.choices}; trying fewer registers per thread: "
+                          f"{_diff(last.params, pick)}")
+
+
+def _after_failure(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
+    if last.outcome not in ("bad", "failed"):
+        return None
+    failed = [s.params for s in seen if s.outcome in ("bad", "failed")]
+    counts = {t: sum(q.template == t for q in failed) for t in {p.template for p in failed}}
+    bad_templates = {t for t, n in counts.items() if n >= 2}
+    near_bad = {n for p in failed for n in neighbours(p, arch, dtype)}
+    # One failure: stay with the template (its other corners may be fine); two: leave it.
+    away = [p for p in pool if p.template not in bad_templates and p not in near_bad]
+    same = [p for p in away if p.template == last.params.template]
+    choice = same or away or pool
+    pick = _rank(choice, seen, arch, dtype)[0]
+    where = ("another template" if pick.template != last.params.template
+             else "a configuration not adjacent to any failed one")
+    return Proposal(pick, f"attempt {last.number} failed ({last.detail}) at "
+                          f"{last.params.choices}; moving away to {where}: {pick.choices}")
+
+
+def _toward_fastest(seen, pool, arch, dtype) -> Proposal:
+    timed = sorted((s for s in seen if s.ms is not None), key=lambda s: s.ms)
+    for best in timed:
+        near = [p for p in neighbours(best.params, arch, dtype) if p in set(pool)]
+        if near:
+            pick = _rank(near, seen, arch, dtype)[0]
+            rank = "the fastest" if best is timed[0] else "the fastest with untried neighbours"
+            return Proposal(pick, f"attempt {best.number} is {rank} so far ({best.ms:.3f} ms at "
+                                  f"{best.params.choices}); trying its neighbour "
+                                  f"{_diff(best.params, pick)}")
+    pick = _rank(pool, seen, arch, dtype)[0]
+    return Proposal(pick, "every neighbour of the timed configurations has been tried; taking the "
+                          f"best untried by the occupancy/intensity model: {pick.choices}")
+
+
+def _by_model(seen, pool, arch, dtype) -> Proposal:
+    ranked = _rank(pool, seen, arch, dtype)
+    pick = ranked[0]
+    est = model.estimate(pick, arch, model.register_scale(seen, pick))
+    return Proposal(pick, "no timings yet (no GPU has run these): ranking untried configurations "
+                          "by ptxas resources and an occupancy/arithmetic-intensity model; "
+                          f"{pick.choices} scores best ({est.describe()})")
+
+
+def _rank(pool, seen, arch, dtype) -> list[Params]:
+    """Best first by the cost model; stable, so ties keep the space's order."""
+    return sorted(pool, key=lambda p: -model.estimate(p, arch, model.register_scale(seen, p)).score)
+
+
+def _closest(origin: Params, pool, seen, arch, dtype) -> Params | None:
+    """Among pool, an untried neighbour of origin if any (best by the model), else the best."""
+    near = [p for p in neighbours(origin, arch, dtype) if p in set(pool)]
+    ranked = _rank(near or pool, seen, arch, dtype)
+    return ranked[0] if ranked else None
+
+
+def _diff(a: Params, b: Params) -> str:
+    """What changed between two configurations, e.g. `stages 3 -> 2`."""
+    if type(a) is not type(b):
+        return b.choices
+    changes = [f"{k} {v} -> {getattr(b, k)}" for k, v in a.__dict__.items() if getattr(b, k) != v]
+    return f"{', '.join(changes)} ({b.choices})"

@@ -1,0 +1,141 @@
+"""The parameter space of each gemm template, its validity rules against the arch, and a cost model.
+
+A configuration is a template's frozen params object (SimtParams or MmaParams); its `choices`
+string is how it appears in the contract and the history, and `parse_choices` reads it back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from kgen.arch import Arch
+from kgen.author import mma, simt
+from kgen.author.mma import MmaParams
+from kgen.author.simt import SimtParams
+
+Params = SimtParams | MmaParams
+
+# The values each parameter may take; neighbours are one step along one of these lists.
+SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
+             "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4)}
+MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
+            "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5)}
+STATIC_SMEM_LIMIT = 48 * 1024  # the SIMT template uses static shared memory
+
+
+def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
+    """Templates that can serve this dtype on this arch, preferred first."""
+    if dtype in ("float16", "bfloat16") and arch.major_minor >= 80 \
+            and dtype in arch.facts.mma_dtypes:
+        return ("mma", "simt")
+    if dtype in ("float32", "float16", "bfloat16"):
+        return ("simt",)
+    return ()
+
+
+# First candidates, best first. Measured on an H200 at 4096^3 (2026-12-02): mma 128x128x64 2x4
+# warps 3 stages 273 TFLOP/s fp16, 128x128x32 4 stages 264; simt 128x128x8 8x8 40 TFLOP/s fp32.
+_DEFAULTS: dict[str, tuple[Params, ...]] = {
+    "mma": (MmaParams(128, 128, 64, 2, 4, 3), MmaParams(128, 128, 32, 2, 4, 4),
+            MmaParams(128, 128, 32, 2, 4, 3), MmaParams(64, 64, 32, 2, 2, 3)),
+    "simt": (SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 1),
+             SimtParams(64, 64, 16, 4, 4, 2, 1)),
+}
+
+
+def default(arch: Arch, dtype: str) -> Params:
+    """A sensible first candidate: the best measured configuration that fits this arch."""
+    for p in _DEFAULTS[templates_for(arch, dtype)[0]]:
+        if not problems(p, arch, dtype):
+            return p
+    raise AssertionError(f"no default configuration fits {arch.name} {dtype}")
+
+
+def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
+    """Why a configuration cannot be proposed for this arch/dtype; empty when it is valid."""
+    facts = arch.facts
+    out = []
+    if p.threads > 1024 or p.threads < 32:
+        out.append(f"{p.threads} threads per block")
+    if isinstance(p, SimtParams):
+        if p.bm % (p.tm * 4) or p.bn % (p.tn * 4) or p.tm % 4 or p.tn % 4:
+            out.append("thread tile must split the block tile in 4-wide strips")
+        elif (p.bm * p.bk) % (4 * p.threads) or (p.bk * p.bn) % (4 * p.threads) or p.bk % 4:
+            out.append("tile loads do not divide evenly over the threads")
+        if p.smem_bytes > STATIC_SMEM_LIMIT:
+            out.append(f"{p.smem_bytes} bytes of static shared memory (limit 48 KiB)")
+        if p.vec == 4 and dtype != "float32":
+            out.append("float4 loads are for float32 only")
+        if p.tm * p.tn > 128:
+            out.append(f"thread tile {p.tm}x{p.tn} needs more than 255 registers")
+    else:
+        if "mma" not in templates_for(arch, dtype):
+            out.append(f"no mma.sync for {dtype} on {arch.name}")
+        wtm, wtn = p.bm // p.wm, p.bn // p.wn
+        if p.bm % p.wm or p.bn % p.wn or wtm % 16 or wtn % 16:
+            out.append("warp tile must be a multiple of 16x16")
+        elif (p.bm * p.bk // 8) % p.threads or (p.bk * p.bn // 8) % p.threads:
+            out.append("tile loads do not divide evenly over the threads")
+        elif p.acc_per_thread > 128:
+            out.append(f"{p.acc_per_thread} accumulators per thread would exceed 255 registers")
+        if p.smem_bytes > facts.max_smem_per_block:
+            out.append(f"{p.smem_bytes} bytes of shared memory (limit "
+                       f"{facts.max_smem_per_block} on {arch.name})")
+    if estimated_registers(p) * p.threads > facts.registers_per_sm:
+        out.append("not even one block fits the register file")
+    return out
+
+
+def estimated_registers(p: Params) -> int:
+    """Napkin register count before ptxas has spoken: accumulators + fragments + addressing."""
+    if isinstance(p, SimtParams):
+        loads = 4 * (p.bm * p.bk + p.bk * p.bn) // (4 * p.threads) if p.stages == 2 else 0
+        return min(255, p.tm * p.tn + p.tm + p.tn + loads + 24)
+    frags = (p.bm // p.wm // 16) * 4 + (p.bn // p.wn // 8) * 2
+    return min(255, p.acc_per_thread + frags + 40)
+
+
+def space(arch: Arch, dtype: str, template: str) -> list[Params]:
+    """Every valid configuration of one template, in a fixed order (the search is deterministic)."""
+    axes, cls = (SIMT_AXES, SimtParams) if template == "simt" else (MMA_AXES, MmaParams)
+    found = []
+    for values in itertools.product(*axes.values()):
+        p = cls(*values)
+        if not problems(p, arch, dtype):
+            found.append(p)
+    return found
+
+
+def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
+    """Valid configurations one step away along one axis."""
+    axes = SIMT_AXES if isinstance(p, SimtParams) else MMA_AXES
+    out = []
+    for name, values in axes.items():
+        i = values.index(getattr(p, name))
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(values):
+                q = type(p)(**{**p.__dict__, name: values[j]})
+                if not problems(q, arch, dtype):
+                    out.append(q)
+    return out
+
+
+def render(p: Params, dtype: str) -> str:
+    return simt.render(p, dtype) if isinstance(p, SimtParams) else mma.render(p, dtype)
+
+
+_CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "
+                      r"(?:thread=(?P<tm>\d+)x(?P<tn>\d+)|warps=(?P<wm>\d+)x(?P<wn>\d+)) "
+                      r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?")
+
+
+def parse_choices(text: str) -> Params | None:
+    """The configuration a `choices` line names, or None when it is not one of ours."""
+    m = _CHOICES.search(text or "")
+    if not m:
+        return None
+    g = {k: int(v) for k, v in m.groupdict().items() if v and k != "t"}
+    if m.group("t") == "simt":
+        return SimtParams(g["bm"], g["bn"], g["bk"], g["tm"], g["tn"], g["st"], g.get("vec", 1))
+    return MmaParams(g["bm"], g["bn"], g["bk"], g["wm"], g["wn"], g["st"])

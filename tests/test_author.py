@@ -1,0 +1,269 @@
+"""The builtin author: gemm templates compile and carry a valid contract; the search is
+deterministic, stays inside the arch limits and reacts to spills, resource errors, failures and
+timings as it says it does."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from kgen.arch import parse_arch
+from kgen.attempt import Attempt
+from kgen.author import search
+from kgen.author.mma import MmaParams
+from kgen.author.search import propose
+from kgen.author.simt import SimtParams
+from kgen.author.space import (
+    default,
+    estimated_registers,
+    neighbours,
+    parse_choices,
+    problems,
+    render,
+    space,
+    templates_for,
+)
+from kgen.candidate import extract_source, parse_contract
+from kgen.diagnostics import Diagnostic, ResourceUsage
+from kgen.models.base import Request
+from kgen.models.builtin import BuiltinModel
+from kgen.nvcc import CompileResult, compile_source
+from kgen.spec import load_op
+from kgen.task import Task
+from sandbox.verdict import RunResult, Timing
+
+ARCHS = ("sm_80", "sm_89", "sm_90")
+DTYPES = ("float32", "float16", "bfloat16")
+SPEC = load_op("gemm")
+
+
+def arch(name: str):
+    return parse_arch(name, check_nvcc=False)
+
+
+def attempt(number: int, params, *, registers: int = 96, spill: int = 0, verdict: str | None = None,
+            ms: float | None = None, compile_error: str | None = None,
+            category: str = "syntax") -> Attempt:
+    """A synthetic history entry for one configuration."""
+    if compile_error:
+        diag = Diagnostic("error", 10, None, None, compile_error, category=category)
+        comp = CompileResult("sm_90", None, (diag,))
+    else:
+        comp = CompileResult("sm_90", b"cubin", (),
+                             {"gemm": ResourceUsage(registers, 0, spill, spill)})
+    run = None
+    if verdict:
+        timings = (Timing({"M": 4096, "N": 4096, "K": 4096}, ms, ms, ms),) if ms else ()
+        run = RunResult(verdict, "details", timings)
+    return Attempt(number, number, "// source", params.choices, compile=comp, run=run)
+
+
+def changed(a, b) -> list[str]:
+    return [k for k in a.__dict__ if getattr(a, k) != getattr(b, k)]
+
+
+# --- templates and space ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ARCHS + ("sm_75", "sm_86", "sm_120"))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_space_respects_arch_limits(name, dtype):
+    target = arch(name)
+    for template in templates_for(target, dtype):
+        configs = space(target, dtype, template)
+        assert configs, f"no valid {template} configuration for {name} {dtype}"
+        for p in configs:
+            assert p.smem_bytes <= target.facts.max_smem_per_block
+            assert 32 <= p.threads <= 1024
+            assert estimated_registers(p) <= target.facts.max_registers_per_thread
+            assert parse_choices(p.choices) == p  # the history can name every configuration
+    assert not problems(default(target, dtype), target, dtype)
+
+
+def test_invalid_configurations_are_named():
+    hopper, ada = arch("sm_90"), arch("sm_89")
+    big = MmaParams(256, 256, 64, 2, 4, 4)  # 4 stages of 256x256x64 is far past any limit
+    assert any("shared memory" in p for p in problems(big, hopper, "float16"))
+    fits_hopper = MmaParams(128, 128, 64, 2, 4, 3)  # 105 KiB: fits sm_90 (227 KiB), not sm_89
+    assert not problems(fits_hopper, hopper, "float16")
+    assert any("shared memory" in p for p in problems(fits_hopper, ada, "float16"))
+    assert problems(MmaParams(), arch("sm_75"), "float16")  # no mma.sync m16n8k16 path there
+    assert problems(SimtParams(vec=4), hopper, "float16")  # float4 path is float32 only
+    assert templates_for(arch("sm_75"), "float16") == ("simt",)
+
+
+def test_tensor_core_default_for_half_types_on_ampere_and_later():
+    for name in ARCHS:
+        assert default(arch(name), "float16").template == "mma"
+        assert default(arch(name), "bfloat16").template == "mma"
+        assert default(arch(name), "float32").template == "simt"
+
+
+def sample(name: str, dtype: str, count: int = 3) -> list:
+    """The default plus the first proposals a no-GPU search makes (what a real run would try)."""
+    target, history, out = arch(name), (), []
+    for number in range(1, count + 1):
+        p = propose(target, dtype, history).params
+        out.append(p)
+        history += (attempt(number, p),)
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("name", ARCHS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_proposed_configurations_compile_with_a_valid_contract(name, dtype):
+    target = parse_arch(name)
+    for index, p in enumerate(sample(name, dtype)):
+        source = render(p, dtype)
+        result = compile_source(source, target)
+        assert result.ok, f"{p.choices} for {name} {dtype}:\n{result.summary}"
+        contract, found = parse_contract(source, SPEC)
+        assert contract is not None, found
+        assert contract.dtype == dtype and parse_choices(contract.choices) == p
+        (launch,) = contract.launches
+        grid, block, smem = launch.dims({"M": 257, "N": 511, "K": 383})
+        assert block == (p.threads,) and smem <= target.facts.max_smem_per_block
+        assert grid == (-(-511 // p.bn), -(-257 // p.bm))
+        (usage,) = result.resources.values()
+        assert usage.shared_bytes + smem <= target.facts.max_smem_per_block
+        if index == 0:  # the default must not spill
+            assert usage.spill_stores == 0, f"default {p.choices} spills on {name}"
+
+
+@pytest.mark.nvcc
+def test_a_spread_of_the_space_compiles():
+    """Every 60th configuration of each template for sm_90 (a fixed, deterministic spread)."""
+    target = parse_arch("sm_90")
+    for dtype, template in (("float32", "simt"), ("float16", "mma"), ("bfloat16", "simt")):
+        for p in space(target, dtype, template)[::60]:
+            result = compile_source(render(p, dtype), target)
+            assert result.ok, f"{p.choices} {dtype}:\n{result.summary}"
+
+
+@pytest.mark.nvcc
+def test_simt_fallback_for_half_on_turing_compiles():
+    target = parse_arch("sm_75")
+    p = default(target, "float16")
+    result = compile_source(render(p, "float16"), target)
+    assert result.ok, result.summary
+
+
+# --- the search ------------------------------------------------------------------------------
+
+def test_first_candidate_is_the_default_and_the_search_is_deterministic():
+    target = arch("sm_90")
+    first = propose(target, "float16", ())
+    assert first.params == default(target, "float16") and "default" in first.reason
+    history = (attempt(1, first.params),)
+    assert propose(target, "float16", history) == propose(target, "float16", history)
+
+
+def test_never_proposes_a_configuration_already_tried():
+    target, history = arch("sm_89"), ()
+    for number in range(1, 13):
+        p = propose(target, "float32", history).params
+        assert p is not None and p not in {parse_choices(a.choices) for a in history}
+        assert not problems(p, target, "float32")
+        history += (attempt(number, p, verdict="pass", ms=5.0 - number * 0.1),)
+
+
+def test_spill_leads_to_fewer_registers():
+    target = arch("sm_90")
+    spilled = MmaParams(128, 256, 32, 2, 4, 3)
+    found = propose(target, "float16", (attempt(1, spilled, registers=255, spill=2048),))
+    assert "spilled" in found.reason and "2048" in found.reason
+    assert estimated_registers(found.params) < estimated_registers(spilled)
+
+
+def test_resource_error_shrinks_shared_memory():
+    target = arch("sm_90")
+    big = MmaParams(128, 256, 64, 2, 4, 4)
+    history = (attempt(1, big, compile_error="uses too much shared data (0x3c000 bytes, "
+                       "0x38c00 max)", category="resource"),)
+    found = propose(target, "float16", history)
+    assert "resource limit" in found.reason
+    assert found.params.smem_bytes < big.smem_bytes
+
+
+def test_launch_error_for_resources_is_treated_as_a_resource_limit():
+    target = arch("sm_90")
+    big = MmaParams(128, 256, 32, 2, 4, 4)
+    run = RunResult("launch_error", "CUDA_ERROR_OUT_OF_RESOURCES: too many resources requested "
+                    "for launch")
+    history = (dataclasses.replace(attempt(1, big), run=run),)
+    found = propose(target, "float16", history)
+    assert "resource limit" in found.reason and found.params.smem_bytes < big.smem_bytes
+
+
+def test_wrong_result_moves_away_from_the_failed_configuration():
+    target = arch("sm_90")
+    first = default(target, "float16")
+    found = propose(target, "float16", (attempt(1, first, verdict="wrong"),))
+    assert "moving away" in found.reason
+    assert found.params not in neighbours(first, target, "float16") and found.params != first
+    # Two failures of one template: the other template is taken.
+    second = found.params
+    third = propose(target, "float16", (attempt(1, first, verdict="wrong"),
+                                        attempt(2, second, verdict="crash")))
+    assert third.params.template == "simt" and "another template" in third.reason
+
+
+def test_timings_move_toward_the_fastest():
+    target = arch("sm_90")
+    slow, fast = SimtParams(64, 64, 16, 4, 4, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4)
+    history = (attempt(1, slow, verdict="pass", ms=9.0), attempt(2, fast, verdict="pass", ms=3.4))
+    found = propose(target, "float32", history)
+    assert "attempt 2 is the fastest" in found.reason
+    assert len(changed(fast, found.params)) == 1  # one step from the fastest, along one axis
+
+
+def test_without_timings_the_model_ranks_and_says_so():
+    target = arch("sm_89")
+    found = propose(target, "float32", (attempt(1, default(target, "float32")),))
+    assert "no timings" in found.reason and "occupancy" in found.reason
+    assert "registers" in found.reason
+
+
+def test_exhausted_space_is_reported(monkeypatch):
+    target = arch("sm_90")
+    tiny = [SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(64, 64, 16, 4, 4, 2, 4)]
+    monkeypatch.setattr(search, "space", lambda a, d, t: tiny if t == "simt" else [])
+    history = tuple(attempt(i + 1, p, verdict="pass", ms=1.0) for i, p in enumerate(tiny))
+    found = propose(target, "float32", history)
+    assert found.params is None and "exhausted" in found.reason
+
+
+# --- the builtin model -----------------------------------------------------------------------
+
+def test_builtin_model_announces_itself_and_writes_a_kernel_with_its_reason():
+    model = BuiltinModel()
+    assert model.name == "builtin" and model.is_language_model is False
+    assert "not a language model" in model.describe()
+    task = Task("generate", arch("sm_90"), SPEC, "float16")
+    reply = model.complete(Request((), task, ()))
+    assert reply.give_up is None
+    assert reply.text.index("Reason:") < reply.text.index("```cuda")
+    source = extract_source(reply.text)
+    contract, found = parse_contract(source, SPEC)
+    assert contract is not None and contract.dtype == "float16", found
+
+
+def test_builtin_model_gives_up_on_other_ops():
+    other = dataclasses.replace(SPEC, name="softmax")
+    reply = BuiltinModel().complete(Request((), Task("generate", arch("sm_90"), other, "float32"),
+                                            ()))
+    assert reply.give_up and "--base-url" in reply.give_up and "gemm" in reply.give_up
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_default_is_correct_on_the_local_gpu(dtype):
+    """Odd and tiny sizes against torch with NaN-poisoned outputs, then 4096^3 after timing."""
+    from gpu_check_author import check_one
+
+    from kgen.arch import local_gpu
+
+    _, target = local_gpu()
+    status, ms = check_one(render(default(target, dtype), dtype), target, SPEC, dtype)
+    assert status == "ok" and ms is not None and ms > 0

@@ -1,4 +1,4 @@
-"""GPU architectures: parse `sm_XX`, check it against the installed nvcc, per-arch facts for prompts."""
+"""GPU architectures: parse `sm_XX`, check it against nvcc, per-arch facts for prompts."""
 
 from __future__ import annotations
 
@@ -110,7 +110,8 @@ def parse_arch(text: str, check_nvcc: bool = True) -> Arch:
         raise UsageError(f"{text} is not supported by the installed nvcc; it supports: "
                          f"{', '.join(supported)}")
     if suffix and number < 90:
-        raise UsageError(f"{text}: arch-specific ('a') and family ('f') targets start at sm_90")
+        raise UsageError(f"{text}: arch-specific ('a') and family ('f') targets start at sm_90; "
+                         f"supported: {', '.join(supported)} (and sm_90a, sm_100a, ...)")
     return Arch(text.strip(), number, suffix)
 
 
@@ -147,7 +148,11 @@ def can_run_on(target: Arch, local: Arch) -> str:
     """'native' if a cubin for target loads on local, 'ptx' if only embedded PTX can, else 'no'."""
     if target.major_minor == local.major_minor:
         return "native"
-    # Arch-specific ('a') code runs only on its own chip; plain PTX JITs forward to newer chips.
+    same_major = target.major_minor // 10 == local.major_minor // 10
+    # SASS runs on later minors of the same major (sm_80 on sm_86); 'a' code only on its own chip.
+    if same_major and target.major_minor < local.major_minor and target.suffix != "a":
+        return "native"
+    # Plain PTX JITs forward to any newer chip.
     if target.suffix == "" and target.major_minor < local.major_minor:
         return "ptx"
     return "no"

@@ -56,7 +56,7 @@ def isolation_name() -> str:
     return "limits only (bubblewrap not usable: no network or filesystem isolation)"
 
 
-def _system_binds(extra_ro: Sequence[Path]) -> list[str]:
+def _system_binds() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
         if os.path.islink(top):
@@ -65,8 +65,6 @@ def _system_binds(extra_ro: Sequence[Path]) -> list[str]:
             args += ["--ro-bind", top, top]
     for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"):
         args += ["--ro-bind-try", etc, etc]
-    for path in extra_ro:
-        args += ["--ro-bind", str(path), str(path)]
     return args
 
 
@@ -75,8 +73,10 @@ def compile_sandbox(workdir: Path, readonly: Sequence[Path]) -> list[str]:
     bwrap = bwrap_path()
     if bwrap is None:
         return []
-    return [bwrap, *_system_binds(readonly), "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
+    # Binds after --tmpfs /tmp: a folder under /tmp bound earlier would be hidden by the tmpfs.
+    extra = [arg for path in readonly for arg in ("--ro-bind", str(path), str(path))]
+    return [bwrap, *_system_binds(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *extra, "--bind", str(workdir), str(workdir), "--chdir", str(workdir),
             "--unshare-all", "--die-with-parent", "--new-session"]
 
 
@@ -142,12 +142,51 @@ def run_limited(cmd: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[s
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the process and everything it started (nvcc's children, a hung worker)."""
+    """SIGKILL the process and everything it started (nvcc's children, a hung worker).
+
+    bwrap --new-session puts the sandboxed tree in its own session, out of reach of killpg, so
+    the descendants are found through /proc first and each one is killed and waited for.
+    """
+    tree = _descendants(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+    for pid in tree:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         pass
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in tree) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root`, from /proc (empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[-1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from kgen import nvcc, report
-from kgen.arch import can_run_on, local_gpu, parse_arch
+from kgen.arch import local_gpu, parse_arch
 from kgen.attempt import Attempt
 from kgen.diagnostics import Diagnostic
 from kgen.errors import UsageError
-from kgen.loop import Budget, Checker, Outcome, run_loop
+from kgen.loop import Budget, Checker, Outcome
 from kgen.models.base import Model
 from kgen.runs import RunDir, default_run_dir
 from kgen.spec import load_op
@@ -108,30 +108,23 @@ def _fix_task(config: JobConfig, arch) -> Task:
 
 def build_checker(task: Task, config: JobConfig) -> Checker:
     """Compile settings and the GPU evaluator, with a plain note on what the GPU can do here."""
-    gpu = None if config.no_gpu else local_gpu()
     if task.spec is None:
         return Checker(gpu_note="the file's op is unknown: it is compiled, not validated")
-    if gpu is None:
-        why = "--no-gpu given" if config.no_gpu else "no GPU on this machine"
-        return Checker(gpu_note=f"{why}: candidates are compiled, not validated or timed")
-    name, local = gpu
-    mode = can_run_on(task.arch, local)
-    if mode == "no":
-        return Checker(gpu_note=f"the local {name} ({local.name}) cannot run {task.arch.name} "
-                       "code: candidates are compiled, not validated or timed")
-    from kgen.evaluate import EvalOptions, evaluate
+    if config.no_gpu:
+        return Checker(gpu_note="--no-gpu given: candidates are compiled, not validated or timed")
+    from kgen.evaluate import EvalOptions, evaluate, plan
 
-    options = EvalOptions(unsafe_no_sandbox=config.unsafe_no_sandbox)
-    note = "" if mode == "native" else (
-        f"the local GPU is {name} ({local.name}): {task.arch.name} builds run there through "
-        f"their embedded PTX and the timings are that GPU's, not a {task.arch.name} GPU's")
+    how = plan(task.arch)
+    if not how.runnable:
+        return Checker(gpu_note=how.message)
+    options = EvalOptions.quick(task.spec, unsafe_no_sandbox=config.unsafe_no_sandbox)
 
     def evaluator(compiled: nvcc.CompileResult, contract, task: Task) -> RunResult:
         result = evaluate(compiled, contract, task, options=options)
-        return result if result is not None else RunResult("crash", "no GPU to run on")
+        return result if result is not None else RunResult("crash", "the GPU could not run it")
 
-    return Checker(evaluator, embed_ptx=mode == "ptx", gpu_note=note or f"validated and timed "
-                   f"on {name}")
+    return Checker(evaluator, embed_ptx=how.embed_ptx,
+                   gpu_note=how.message or f"validated and timed on {how.local}")
 
 
 def start(config: JobConfig, out: Path | None, model: Model) -> tuple[Task, Checker, RunDir]:

@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,9 @@ from kgen import diagnostics, isolation
 from kgen.arch import Arch
 from kgen.diagnostics import Diagnostic, ResourceUsage
 from kgen.errors import EnvironmentProblem
+from kgen.includes import check_includes, local_headers
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # bump whenever diagnostics parsing changes: entries store parsed records
 SOURCE_NAME = "kernel.cu"
 
 
@@ -109,6 +109,7 @@ def compile_source(source: str | bytes, arch: Arch, *, flags: Sequence[str] = ()
                    include_dir: Path | None = None, embed_ptx: bool = False,
                    limits: Limits = Limits(), use_cache: bool = True) -> CompileResult:
     """Compile `source` to a cubin for `arch`; failures come back as diagnostics."""
+    include_dir = include_dir.resolve() if include_dir is not None else None  # bwrap binds it
     raw = source.encode() if isinstance(source, str) else source
     text = raw.decode("utf-8", errors="replace")
     refused = check_includes(text, include_dir)
@@ -119,7 +120,7 @@ def compile_source(source: str | bytes, arch: Arch, *, flags: Sequence[str] = ()
     if use_cache and (hit := _load_cached(key)) is not None:
         return hit
     result = _run_nvcc(raw, text, arch, flags, include_dir, embed_ptx, limits)
-    if use_cache and not _timed_out(result):
+    if use_cache and _cacheable(result):
         _store_cached(key, result)
     return result
 
@@ -160,48 +161,28 @@ def _run_nvcc(raw: bytes, text: str, arch: Arch, flags: Sequence[str], include_d
     elif cubin is None and not any(d.severity == "error" for d in found):
         tail = done.output.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
         found += (Diagnostic("error", None, None, None, f"nvcc failed: {tail[0][:300]}",
-                             category="toolchain"),)
+                             notes=_memory_note(done, limits), category="toolchain"),)
     summary = diagnostics.summarize(found, text, resources)
     return CompileResult(arch.name, cubin, found, resources, done.seconds, done.output, ptx,
                          summary, isolation=where)
 
 
-def _timed_out(result: CompileResult) -> bool:
-    return any("did not finish within" in d.message for d in result.diagnostics)
+_OUT_OF_MEMORY = re.compile(r"failed to map segment|out of memory|bad_alloc|cannot allocate|"
+                            r"memory allocation fail", re.IGNORECASE)
 
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s*(?P<target>.*?)\s*(?://.*|/\*.*)?$')
+def _memory_note(done: isolation.Finished, limits: Limits) -> tuple[str, ...]:
+    """Say when the failure looks like the address-space limit rather than the source."""
+    if (done.returncode or 0) < 0 or _OUT_OF_MEMORY.search(done.output):
+        return (f"the compile may have hit the memory limit of {limits.memory_bytes / 2**30:.2g} "
+                "GiB (Limits.memory_bytes)",)
+    return ()
 
 
-def check_includes(text: str, include_dir: Path | None) -> tuple[Diagnostic, ...]:
-    """Refuse includes outside the CUDA/system headers and the source's own folder, before nvcc."""
-    refused = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        m = _INCLUDE.match(line)
-        if not m:
-            continue
-        target = m.group("target")
-        reason = _include_problem(target, include_dir)
-        if reason:
-            refused.append(Diagnostic("error", number, line.find("#") + 1, None,
-                                      f"include refused: {reason}", line, category="policy"))
-    return tuple(refused)
-
-
-def _include_problem(target: str, include_dir: Path | None) -> str | None:
-    if len(target) < 2 or target[0] + target[-1] not in ('""', "<>"):
-        return f"{target or 'empty include'} is not a plain \"file\" or <header> name"
-    name = target[1:-1]
-    if name.startswith("/") or name.startswith("~"):
-        return f"{name} is an absolute path; only CUDA/system headers and the source's own " \
-               "folder may be included"
-    if ".." in Path(name).parts:
-        return f"{name} climbs out of the source's folder"
-    if target[0] == '"' and include_dir is not None and (include_dir / name).exists():
-        resolved = (include_dir / name).resolve()
-        if not resolved.is_relative_to(include_dir.resolve()):
-            return f"{name} resolves outside the source's folder (a link to {resolved})"
-    return None
+def _cacheable(result: CompileResult) -> bool:
+    """Timeouts and toolchain failures (memory limit, a crashed nvcc) depend on the limits and
+    the machine, not only the source: never cache them."""
+    return not any(d.category == "toolchain" for d in result.diagnostics)
 
 
 def _cache_key(raw: bytes, arch: Arch, flags: Sequence[str], include_dir: Path | None,
@@ -212,6 +193,10 @@ def _cache_key(raw: bytes, arch: Arch, flags: Sequence[str], include_dir: Path |
     for part in parts:
         h.update(part.encode() + b"\0")
     h.update(raw)
+    # Headers from the source's folder are part of what is compiled: an edited header misses.
+    text = raw.decode("utf-8", errors="replace")
+    for header in local_headers(text, include_dir):
+        h.update(b"\0" + str(header).encode() + b"\0" + header.read_bytes())
     return h.hexdigest()
 
 

@@ -1,4 +1,4 @@
-"""Markers decided once: `nvcc` tests run wherever nvcc exists (CI has it), `gpu` where a GPU does."""
+"""Markers decided once: `nvcc` tests run where nvcc exists (CI has it), `gpu` where a GPU does."""
 
 from __future__ import annotations
 

@@ -1,0 +1,135 @@
+"""`make bench`: gemm side by side on the local GPU — the reference naive kernel, the builtin
+author's best after a fixed budget, cuBLAS and (where installed) Triton — at the spec's bench sizes.
+
+Every kernel of ours is validated and timed by the same sandboxed worker as any candidate (cuBLAS is
+timed interleaved with it); Triton is timed the same way in a process of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from kgen import jobs, nvcc
+from kgen.arch import local_gpu, parse_arch
+from kgen.candidate import parse_contract
+from kgen.evaluate import EvalOptions, evaluate
+from kgen.loop import run_loop
+from kgen.models.builtin import BuiltinModel
+from kgen.spec import load_op
+from kgen.task import Task
+from sandbox.verdict import RunResult
+
+NAIVE = {"float32": "01_naive.cu", "float16": "01_naive_f16.cu", "bfloat16": "01_naive_bf16.cu"}
+
+
+def bench_source(source: str, task: Task, budget_s: float) -> RunResult:
+    """Compile for the local arch, then validate and time at every bench size."""
+    contract, problems = parse_contract(source, task.spec)
+    compiled = nvcc.compile_source(source, task.arch)
+    if contract is None or not compiled.ok:
+        return RunResult("launch_error", (compiled.summary or str(problems))[:300])
+    result = evaluate(compiled, contract, task, options=EvalOptions(bench_budget_s=budget_s))
+    return result or RunResult("crash", "no GPU")
+
+
+def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str]:
+    """Run the generate loop with the builtin author; (best source, one-line account)."""
+    config = jobs.JobConfig("generate", task.arch.name, op="gemm", dtype=task.dtype,
+                            rounds=rounds, patience=3)
+    model = BuiltinModel()
+    _, checker, run_dir = jobs.start(config, out, model)
+    outcome = run_loop(task, model, checker, run_dir, config.budget(), [])
+    summary = jobs.finish(task, checker, run_dir, outcome, model)
+    best = outcome.best
+    account = (f"{summary.attempts} attempts, best #{best.number} ({best.choices})"
+               if best else f"{summary.attempts} attempts, none passed")
+    return (best.source if best and best.passed else None), account + f"; run: {run_dir.path}"
+
+
+def triton_times(dtype: str, sizes: list[dict[str, int]]) -> dict[str, float]:
+    if importlib.util.find_spec("triton") is None:
+        return {}
+    dims = [str(s[k]) for s in sizes for k in ("M", "N", "K")]
+    done = subprocess.run([sys.executable, "-m", "kgen.triton_matmul", dtype, *dims],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        click.echo(f"triton matmul failed: {done.stderr.strip()[-300:]}", err=True)
+        return {}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rows_for(dtype: str, spec, naive: RunResult, best: RunResult | None,
+             triton: dict[str, float]) -> list[dict]:
+    rows = []
+    for i, sizes in enumerate(spec.bench_sizes):
+        key = "x".join(str(sizes[k]) for k in ("M", "N", "K"))
+        flops = spec.flop_count(sizes)
+        ref = best if best is not None and best.passed else naive
+        cublas = ref.timings[i].baseline_ms if ref.passed and i < len(ref.timings) else None
+        entries = {"reference naive": _ms(naive, i), "builtin best": _ms(best, i),
+                   "cuBLAS": cublas, "Triton": triton.get(key)}
+        for name, ms in entries.items():
+            rows.append({"dtype": dtype, "size": key, "impl": name, "ms": ms,
+                         "tflops": flops / (ms * 1e-3) / 1e12 if ms else None,
+                         "vs_cublas": cublas / ms if ms and cublas else None})
+    return rows
+
+
+def _ms(result: RunResult | None, i: int) -> float | None:
+    if result is None or not result.passed or i >= len(result.timings):
+        return None
+    return result.timings[i].ms
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| dtype | M x N x K | kernel | ms | TFLOP/s | vs cuBLAS |",
+             "| --- | --- | --- | ---: | ---: | ---: |"]
+    for r in rows:
+        ms = f"{r['ms']:.3f}" if r["ms"] else "-"
+        tf = f"{r['tflops']:.1f}" if r["tflops"] else "-"
+        ratio = f"{r['vs_cublas']:.2f}x" if r["vs_cublas"] else "-"
+        lines.append(f"| {r['dtype']} | {r['size']} | {r['impl']} | {ms} | {tf} | {ratio} |")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--dtypes", default="float32,float16", show_default=True)
+@click.option("--rounds", default=6, show_default=True, help="Builtin author's budget per dtype.")
+@click.option("--budget", default=1.5, show_default=True, help="Timing seconds per size.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
+    """Print the side-by-side gemm table (and save it as JSON under --out)."""
+    gpu = local_gpu()
+    if gpu is None:
+        click.echo("kgen bench table: no CUDA GPU here; run `make bench` on a GPU machine", err=True)
+        sys.exit(3)
+    name, local = gpu
+    arch = parse_arch(local.name)
+    spec = load_op("gemm")
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    rows, notes = [], []
+    for dtype in dtypes.split(","):
+        task = Task("generate", arch, spec, dtype)
+        naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
+        source, account = builtin_best(task, rounds, out / f"bench-{stamp}-{dtype}")
+        best = bench_source(source, task, budget) if source else None
+        notes.append(f"{dtype}: builtin {account}; naive {naive.verdict}"
+                     + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
+        rows += rows_for(dtype, spec, naive, best, triton_times(dtype, list(spec.bench_sizes)))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"bench-{stamp}.json").write_text(json.dumps({"gpu": name, "rows": rows,
+                                                         "notes": notes}, indent=2))
+    click.echo(f"\ngemm on {name} ({local.name}), {stamp}; median of timed launches, L2 flushed")
+    click.echo("\n".join(notes))
+    click.echo(table(rows))
+
+
+if __name__ == "__main__":
+    main()

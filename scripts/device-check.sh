@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One call on a GPU machine that has no package registry (see ../shared/docs/gpu.md): unpack the
+# carried bubblewrap (.deb/) and wheels (.whl/), then `make test-gpu` and `make bench`, with logs
+# under $OUT. Usage: scripts/device-check.sh [test|bench|all] [extra pytest args]
+set -uo pipefail
+what=${1:-all}; shift || true
+OUT=${OUT:-/tmp/kgen-out}; mkdir -p "$OUT"
+if ! command -v bwrap >/dev/null && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
+  mkdir -p /opt/kgen-bw && for f in .deb/*.deb; do dpkg -x "$f" /opt/kgen-bw; done
+  export PATH=/opt/kgen-bw/usr/bin:$PATH
+fi
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /opt/kgen-site .whl/*.whl && export PYTHONPATH=/opt/kgen-site
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
+python3 -m kgen doctor 2>&1 | tee "$OUT/doctor.log"
+status=0
+if [ "$what" != bench ]; then
+  python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/test-gpu.log" | tail -60
+  status=${PIPESTATUS[0]}
+fi
+if [ "$what" != test ]; then
+  python3 -m kgen.benchtable --out /tmp/kgen-runs 2>&1 | tee "$OUT/bench.log"
+  cp /tmp/kgen-runs/bench-*.json "$OUT/" 2>/dev/null
+  tar czf "$OUT/runs.tgz" -C /tmp kgen-runs 2>/dev/null
+fi
+exit $status

@@ -1,4 +1,4 @@
-"""One attempt in the history: the candidate, what nvcc and the GPU said of it, the feedback sent back."""
+"""One attempt in the history: the candidate, what nvcc and the GPU said, the feedback sent back."""
 
 from __future__ import annotations
 

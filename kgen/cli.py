@@ -1,4 +1,4 @@
-"""The `kgen` command: parse arguments, call one stage or the loop, print. Nothing else lives here."""
+"""The `kgen` command: parse arguments, call one stage or the loop, print. Nothing else."""
 
 from __future__ import annotations
 
@@ -45,8 +45,10 @@ def main() -> None:
 
 @main.command(epilog=EXIT_CODES)
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--arch", required=True, help="Target, e.g. sm_89, sm_90a (see `nvcc --list-gpu-code`).")
-@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON record instead of text.")
+@click.option("--arch", required=True,
+              help="Target, e.g. sm_89, sm_90a (see `nvcc --list-gpu-code`).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the stable JSON record instead of text.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the cubin here.")
 @click.option("--flag", "flags", multiple=True, metavar="NVCC_FLAG",
@@ -78,6 +80,16 @@ def compile(file: Path, arch: str, as_json: bool, output: Path | None, flags: tu
     sys.exit(0 if result.ok else 1)
 
 
+def _register_gpu_commands() -> None:
+    from kgen.commands_gpu import bench, doctor
+
+    main.add_command(bench)
+    main.add_command(doctor)
+
+
+_register_gpu_commands()
+
+
 def _model_options(func):
     """--model/--base-url/--backend/--prompt-set, shared by generate and fix."""
     options = [
@@ -100,7 +112,8 @@ def _model_options(func):
         click.option("--unsafe-no-sandbox", is_flag=True,
                      help="Run candidates without bubblewrap isolation (not recommended)."),
         click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON summary on stdout (ok, best, attempts, validated, run_dir)."),
+                     help="Print one JSON summary on stdout (ok, best, attempts, validated, "
+                          "run_dir)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -108,7 +121,8 @@ def _model_options(func):
 
 
 @main.command(epilog=EXIT_CODES)
-@click.option("--op", default="gemm", show_default=True, help="Shipped op (see reference_kernels/).")
+@click.option("--op", default="gemm", show_default=True,
+              help="Shipped op (see reference_kernels/).")
 @click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Your own op spec (spec.yaml), instead of --op.")
 @click.option("--arch", help="Target, e.g. sm_89 or sm_90a; default: the local GPU's.")

@@ -1,4 +1,4 @@
-"""report.md for a run: what was asked, every attempt in one table, the best and why the run stopped."""
+"""report.md: what was asked, every attempt in one table, the best, why the run stopped."""
 
 from __future__ import annotations
 
@@ -42,5 +42,6 @@ def render(task: Task, outcome: Outcome, gpu_note: str, model: str) -> str:
         lines += ["", "## Best candidate's compile summary", "", "```", best.compile.summary, "```"]
     if best is None and outcome.attempts:
         last = outcome.attempts[-1]
-        lines += ["", f"## Last attempt ({last.number}) feedback", "", "```", last.feedback(), "```"]
+        lines += ["", f"## Last attempt ({last.number}) feedback", "", "```", last.feedback(),
+                  "```"]
     return "\n".join(lines) + "\n"

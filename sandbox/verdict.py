@@ -1,4 +1,4 @@
-"""What running a candidate on the GPU found: a verdict, a description the model can act on, timings."""
+"""What running a candidate on the GPU found: a verdict, a description for the model, timings."""
 
 from __future__ import annotations
 

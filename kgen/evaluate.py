@@ -1,0 +1,134 @@
+"""The GPU stage the loop calls: a compiled candidate -> RunResult (or None: no GPU to run it on).
+
+Each candidate runs in a fresh sandboxed worker (sandbox/); this module only decides what to ask
+for, and never creates a CUDA context itself.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kgen.arch import Arch, can_run_on, local_gpu
+from kgen.candidate import Contract
+from kgen.errors import EnvironmentProblem
+from kgen.nvcc import CompileResult
+from kgen.spec import OpSpec
+from kgen.task import Task
+from sandbox import client
+from sandbox.job import Job
+from sandbox.verdict import RunResult
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How hard to look: the defaults are `kgen bench`; `quick()` is for loop rounds."""
+
+    timeout_s: float | None = None  # whole worker; None: derived from the sizes and budgets
+    kernel_timeout_s: float = 10.0  # one launch; an endless kernel becomes `timeout` after this
+    bench_sizes: tuple[dict[str, int], ...] | None = None  # None: the spec's bench sizes
+    bench_budget_s: float = 2.0
+    input_sets: int = 3
+    seed: int | None = None  # None: fresh random inputs every time
+    unsafe_no_sandbox: bool = False
+
+    @classmethod
+    def quick(cls, spec: OpSpec, **changes: Any) -> EvalOptions:
+        """Loop rounds: full validation, but only the first bench size with a short budget."""
+        return replace(cls(bench_sizes=spec.bench_sizes[:1], bench_budget_s=0.5), **changes)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Whether and how code for `target` runs on the local GPU."""
+
+    mode: str  # native | ptx | no | no-gpu
+    local: str  # "NVIDIA H200, sm_90" or ""
+    message: str  # what to tell the user ("" when native)
+
+    @property
+    def embed_ptx(self) -> bool:
+        """Compile with embed_ptx=True so the local (newer) GPU can JIT the target's PTX."""
+        return self.mode == "ptx"
+
+    @property
+    def runnable(self) -> bool:
+        return self.mode in ("native", "ptx")
+
+
+def gpu_available() -> bool:
+    """A GPU is visible (asked through nvidia-smi, without creating a CUDA context)."""
+    return local_gpu() is not None
+
+
+def plan(target: Arch) -> Plan:
+    """Say how a build for `target` can run here, in words the CLI prints as they are."""
+    found = local_gpu()
+    if found is None:
+        return Plan("no-gpu", "", "no CUDA GPU here: candidates are compiled but not validated "
+                    "or timed")
+    name, local = found
+    where = f"{name}, {local.name}"
+    mode = can_run_on(target, local)
+    if mode == "native":
+        return Plan(mode, where, "")
+    if mode == "ptx":
+        return Plan(mode, where, f"--arch {target.name} differs from the local GPU ({where}): "
+                    f"running the embedded {target.compute} PTX, JIT-compiled for "
+                    f"{local.name}; timings are for the local GPU, not for {target.name}")
+    return Plan(mode, where, f"--arch {target.name} code cannot run on the local GPU ({where}): "
+                f"a {target.name} binary needs that GPU (or an older --arch whose PTX "
+                f"{local.name} can JIT, e.g. --arch {local.name}); not validated or timed here")
+
+
+def evaluate(compile_result: CompileResult, contract: Contract | None, task: Task, *,
+             options: EvalOptions | None = None) -> RunResult | None:
+    """Validate and time one compiled candidate in a fresh worker; None when it cannot run here."""
+    how = plan(task.arch)
+    if not how.runnable or compile_result.cubin is None or contract is None or task.spec is None:
+        return None
+    options = options or EvalOptions()
+    job = make_job(task.spec, contract, options)
+    started = time.monotonic()
+    result = client.run_worker(job, compile_result.cubin, timeout_s=wall_timeout(job, options),
+                               unsafe=options.unsafe_no_sandbox)
+    if not result.device:
+        result = replace(result, device=how.local)
+    if how.message:
+        result = replace(result, note="; ".join(n for n in (how.message, result.note) if n))
+    if result.verdict in client.BAD_ENDINGS:
+        result = replace(result, extra={**result.extra, "canary": ensure_healthy(options)})
+    return replace(result, seconds=round(time.monotonic() - started, 3))
+
+
+def make_job(spec: OpSpec, contract: Contract, options: EvalOptions) -> Job:
+    bench = spec.bench_sizes if options.bench_sizes is None else options.bench_sizes
+    by_work = sorted(spec.test_sizes, key=spec.flop_count)
+    revalidate = (by_work[len(by_work) // 2], by_work[-1]) if len(by_work) > 1 else tuple(by_work)
+    seed = options.seed if options.seed is not None else secrets.randbits(31)
+    return Job(spec, contract, contract.dtype, spec.test_sizes, tuple(bench), seed,
+               options.input_sets, options.kernel_timeout_s, options.bench_budget_s,
+               revalidate if bench else ())
+
+
+def wall_timeout(job: Job, options: EvalOptions) -> float:
+    """Enough for start-up, every check and the timing loops; an endless kernel stops sooner."""
+    if options.timeout_s is not None:
+        return options.timeout_s
+    return 90.0 + len(job.bench_sizes) * (2 * job.bench_budget_s + 60.0)
+
+
+def ensure_healthy(options: EvalOptions, attempts: int = 2) -> str:
+    """Run the canary until it passes (a second try after a pause); EnvironmentProblem if not."""
+    last = None
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(3.0)
+        last = client.check_health(unsafe=options.unsafe_no_sandbox)
+        if last.passed:
+            return f"GPU healthy after the failure (canary passed on {last.device})"
+    raise EnvironmentProblem("the GPU did not pass the canary kernel after a candidate failed "
+                             f"({last.verdict if last else '?'}: {last.message if last else ''});"
+                             " stopping rather than blaming the next candidate")

@@ -1,0 +1,168 @@
+"""Compare a candidate's output with the reference; say what is wrong in words a model can use.
+
+Works on torch tensors on any device (the CPU tests build them by hand).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# Tile edges to try when asking "are only the partial edge tiles wrong?", largest first.
+_TILES = (256, 128, 64, 32, 16, 8)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """How an output differs from its reference; `bad == 0` means it matched."""
+
+    bad: int
+    total: int
+    max_abs: float
+    max_rel: float
+    unwritten: int  # NaN left in place where the reference is finite: never written
+    where: str  # rows/cols ranges, edge tiles, constant offset ...
+    example: str
+
+    @property
+    def ok(self) -> bool:
+        return self.bad == 0
+
+    def text(self, name: str) -> str:
+        """`412 of 16383 outputs of C off (max abs 3.1, max rel 0.4; rows 96-126 only)`."""
+        parts = [f"max abs {_num(self.max_abs)}", f"max rel {_num(self.max_rel)}"]
+        head = f"{self.bad} of {self.total} outputs of {name} off ({', '.join(parts)}"
+        tail = f"; {self.where}" if self.where else ""
+        example = f"; e.g. {self.example}" if self.example else ""
+        return f"{head}{tail}{example})"
+
+
+def _num(x: float) -> str:
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)
+    return f"{x:.3g}"
+
+
+def compare(out: Any, ref: Any, atol: float, rtol: float, name: str = "C") -> Mismatch:
+    """Elementwise |out - ref| <= atol + rtol*|ref|; NaN/inf in out always count as off."""
+    import torch
+
+    ref64 = ref.to(torch.float64)
+    out64 = out.to(device=ref.device, dtype=torch.float64)
+    diff = (out64 - ref64).abs()
+    tol = atol + rtol * ref64.abs()
+    ok = diff <= tol
+    ok &= torch.isfinite(out64) | ~torch.isfinite(ref64)
+    bad_mask = ~ok
+    bad = int(bad_mask.sum())
+    if bad == 0:
+        return Mismatch(0, out.numel(), float(diff.max()) if diff.numel() else 0.0, 0.0, 0, "", "")
+    finite = torch.isfinite(diff)
+    max_abs = float(diff[finite].max()) if bool(finite.any()) else float("nan")
+    rel = diff / ref64.abs().clamp_min(atol)
+    max_rel = float(rel[finite].max()) if bool(finite.any()) else float("nan")
+    unwritten = int((torch.isnan(out64) & torch.isfinite(ref64)).sum())
+    where = describe_where(out64, ref64, bad_mask, unwritten, bad, tol)
+    return Mismatch(bad, out.numel(), max_abs, max_rel, unwritten, where,
+                    _example(out64, ref64, bad_mask, name))
+
+
+def describe_where(out: Any, ref: Any, bad_mask: Any, unwritten: int, bad: int,
+                   tol: Any) -> str:
+    """The pattern of the bad outputs: unwritten, constant offset/scale, transposed, rows/cols."""
+    notes = []
+    if unwritten == bad:
+        notes.append("all of them still hold the NaN poison: never written")
+    elif unwritten:
+        notes.append(f"{unwritten} still hold the NaN poison (never written)")
+    pattern = _pattern(out, ref, tol)
+    if pattern:
+        notes.append(pattern)
+    if out.dim() == 2:
+        notes.append(_region(bad_mask))
+    return "; ".join(n for n in notes if n)
+
+
+def _pattern(out: Any, ref: Any, tol: Any) -> str:
+    """A constant offset, a constant factor or a transpose that would make every output pass."""
+    import torch
+
+    if not bool(torch.isfinite(out).all()):
+        return ""
+    delta = float((out - ref).median())
+    if bool(((out - delta - ref).abs() <= tol).all()):
+        return f"every output is off by the same constant {delta:+.4g}"
+    nonzero = ref.abs() > 1e-6
+    if bool(nonzero.any()):
+        ratio = float((out[nonzero] / ref[nonzero]).median())
+        if ratio != 0 and bool(((out / ratio - ref).abs() <= tol).all()):
+            return f"every output is scaled by the same factor {ratio:.4g}"
+    if out.dim() == 2 and out.shape[0] == out.shape[1] > 1:
+        if bool(((out - ref.t()).abs() <= tol.t()).all()):
+            return "the output equals the transpose of the reference (row/column index swapped)"
+    return ""
+
+
+def _span(indices: list[int]) -> str:
+    lo, hi = min(indices), max(indices)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _region(bad_mask: Any) -> str:
+    """Which rows/cols hold the bad outputs; whether only partial edge tiles are affected."""
+    rows_hit = bad_mask.any(dim=1).nonzero().flatten().tolist()
+    cols_hit = bad_mask.any(dim=0).nonzero().flatten().tolist()
+    n_rows, n_cols = bad_mask.shape
+    rows = f"rows {_span(rows_hit)}" + (" (all)" if len(rows_hit) == n_rows else "")
+    cols = f"cols {_span(cols_hit)}" + (" (all)" if len(cols_hit) == n_cols else "")
+    text = f"{rows}, {cols}"
+    edge = _edge_tiles(bad_mask)
+    if edge:
+        text += f"; {edge}"
+    elif len(rows_hit) < n_rows and len(cols_hit) == n_cols:
+        text += f"; only {len(rows_hit)} of {n_rows} rows{_stride(rows_hit, 'row')}"
+    elif len(cols_hit) < n_cols and len(rows_hit) == n_rows:
+        text += f"; only {len(cols_hit)} of {n_cols} cols{_stride(cols_hit, 'col')}"
+    return text
+
+
+def _stride(hit: list[int], what: str) -> str:
+    """` (every 2nd row from 1)` when the hits are evenly spaced, else nothing."""
+    steps = {b - a for a, b in zip(hit, hit[1:], strict=False)}
+    if len(hit) < 2 or len(steps) != 1 or steps == {1}:
+        return ""
+    step = steps.pop()
+    nth = {2: "2nd", 3: "3rd"}.get(step, f"{step}th")
+    return f" (every {nth} {what} from {hit[0]})"
+
+
+def _edge_tiles(bad_mask: Any) -> str:
+    """Smallest tile whose full interior is right: then only the partial edge tiles are wrong."""
+    n_rows, n_cols = bad_mask.shape
+    for tile in sorted(_TILES):
+        full_r, full_c = (n_rows // tile) * tile, (n_cols // tile) * tile
+        if (full_r == n_rows and full_c == n_cols) or full_r == 0 or full_c == 0:
+            continue
+        if not bool(bad_mask[:full_r, :full_c].any()):
+            edges = [f"rows >= {full_r}" if bool(bad_mask[full_r:].any()) else "",
+                     f"cols >= {full_c}" if bool(bad_mask[:, full_c:].any()) else ""]
+            return (f"only the partial edge tiles are wrong ({' and '.join(e for e in edges if e)}"
+                    f", past the last multiple of {tile}): check the bounds handling")
+    return ""
+
+
+def _example(out: Any, ref: Any, bad_mask: Any, name: str) -> str:
+    first = bad_mask.nonzero()[0].tolist()
+    index = ",".join(str(i) for i in first)
+    got, want = float(out[tuple(first)]), float(ref[tuple(first)])
+    return f"{name}[{index}] = {got:.6g}, expected {want:.6g}"
+
+
+def changed(before: Any, after: Any) -> int:
+    """How many elements differ bitwise (NaN-safe: compares the raw bits)."""
+    import torch
+
+    ints = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    a = before.contiguous().view(ints[before.element_size()])
+    b = after.to(before.device).contiguous().view(ints[after.element_size()])
+    return int((a != b).sum())

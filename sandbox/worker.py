@@ -1,0 +1,129 @@
+"""The worker process: `python -m sandbox.worker [--canary] WORKDIR`.
+
+Spawned fresh for every candidate (never forked from a process with CUDA). Reads job.json and
+kernel.bin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
+broken CUDA context can never stall the teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from sandbox.job import BINARY_FILE, JOB_FILE, RESULT_FILE, Job, Rejected
+from sandbox.verdict import RunResult
+
+
+def _setup_torch() -> Any:
+    import torch
+
+    # The baseline must do the same math the spec asks for: no TF32, no reduced-precision sums.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for name in ("allow_fp16_reduced_precision_reduction",
+                 "allow_bf16_reduced_precision_reduction"):
+        if hasattr(torch.backends.cuda.matmul, name):
+            setattr(torch.backends.cuda.matmul, name, False)
+    torch.cuda.init()
+    return torch
+
+
+def device_info() -> dict[str, Any]:
+    import cupy
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    attrs = cupy.cuda.Device().attributes
+    return {"name": props.name, "cc": props.major * 10 + props.minor,
+            "sms": props.multi_processor_count,
+            "clock_hz": float(attrs.get("ClockRate", 1_500_000)) * 1e3}
+
+
+def run_job(workdir: Path) -> RunResult:
+    """Validate, time, re-validate; the first failed check raises Rejected."""
+    from sandbox import bench, roofline
+    from sandbox.launch import Runner, device_limits, load_module
+    from sandbox.validate import validate
+
+    job = Job.from_json(json.loads((workdir / JOB_FILE).read_text()))
+    _setup_torch()
+    info = device_info()
+    device = f"{info['name']}, sm_{info['cc']}"
+    functions = load_module(workdir / BINARY_FILE, job.contract)
+    runner = Runner(functions, job.contract, device_limits())
+    checks = []
+    runs = validate(runner, job.spec, job.dtype, job.test_sizes, job.seed, job.input_sets,
+                    job.kernel_timeout_s)
+    checks.append(f"validated {len(job.test_sizes)} sizes x {job.input_sets} fresh input sets "
+                  f"({runs} runs): outputs poisoned with NaN, guard bands and inputs checked")
+    timings = []
+    if job.bench_sizes:
+        peaks = roofline.peaks_for(info["name"], info["cc"], info["sms"], info["clock_hz"],
+                                   bench.measure_bandwidth())
+        for i, sizes in enumerate(job.bench_sizes):
+            timings.append(bench.measure(runner, job.spec, job.dtype, sizes, job.seed + 31 * i,
+                                         job.bench_budget_s, job.kernel_timeout_s, peaks))
+        checks.append(f"timed {len(timings)} sizes against {bench.baseline_name(job.spec)}, "
+                      f"L2 flushed before each launch; roofline from {peaks.source}")
+    if job.revalidate_sizes:
+        validate(runner, job.spec, job.dtype, job.revalidate_sizes, job.seed + 999_983, 2,
+                 job.kernel_timeout_s, stage=", after timing")
+        checks.append(f"re-validated {len(job.revalidate_sizes)} sizes on fresh inputs after "
+                      "timing")
+    return RunResult("pass", f"all checks passed at {len(job.test_sizes)} sizes", tuple(timings),
+                     device, checks=tuple(checks))
+
+
+def run_canary() -> RunResult:
+    """A tiny kernel with a known answer: is the GPU usable after the last worker died?"""
+    torch = _setup_torch()
+    info = device_info()
+    x = torch.arange(1 << 20, device="cuda", dtype=torch.float64)
+    total = float((x * 2 + 1).sum())
+    torch.cuda.synchronize()
+    expected = float((1 << 20) ** 2)  # sum of the first n odd numbers is n^2
+    verdict = "pass" if total == expected else "wrong"
+    import cupy
+
+    return RunResult(verdict, f"canary sum {total:.0f}, expected {expected:.0f}",
+                     device=f"{info['name']}, sm_{info['cc']}",
+                     extra={"torch": torch.__version__, "cupy": cupy.__version__,
+                            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()})
+
+
+def _classify(exc: BaseException) -> RunResult:
+    from sandbox.launch import is_sticky
+
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, ImportError):
+        return RunResult("launch_error", f"the worker cannot run here: {text}",
+                         extra={"environment": True})
+    verdict = "crash" if is_sticky(text) or "CUDA" in text else "launch_error"
+    tail = "".join(traceback.format_exception(exc)[-3:])[-1500:]
+    return RunResult(verdict, text[:1500], extra={"traceback": tail})
+
+
+def main(argv: list[str]) -> None:
+    canary = "--canary" in argv
+    workdir = Path([a for a in argv if not a.startswith("--")][-1])
+    start = time.monotonic()
+    try:
+        result = run_canary() if canary else run_job(workdir)
+    except Rejected as rejected:
+        result = RunResult(rejected.verdict, rejected.message)
+    except Exception as exc:  # anything else is still a verdict, never a traceback in the loop
+        result = _classify(exc)
+    data = result.to_json()
+    data["seconds"] = round(time.monotonic() - start, 3)
+    (workdir / RESULT_FILE).write_text(json.dumps(data))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

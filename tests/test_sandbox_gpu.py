@@ -1,0 +1,104 @@
+"""On a GPU: every cheat and fault kernel in tests/data/cheats gets its expected verdict,
+in one session that keeps serving afterwards (the correct kernels pass after all the crashes)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgen.arch import local_gpu, parse_arch
+from kgen.candidate import parse_contract
+from kgen.cli import KgenGroup
+from kgen.commands_gpu import bench
+from kgen.evaluate import EvalOptions, evaluate
+from kgen.nvcc import compile_source
+from kgen.spec import load_op
+from kgen.task import Task
+
+pytestmark = pytest.mark.gpu
+
+CHEATS = Path(__file__).parent / "data" / "cheats"
+SPEC = load_op("gemm")
+ALL = sorted(CHEATS.glob("*.cu"))
+FAULTS = [p for p in ALL if not p.name.startswith("correct_")]
+CORRECT = [p for p in ALL if p.name.startswith("correct_")]
+# Validation only for the cheats (fast); a generous wall limit, a short per-kernel limit.
+CHEAT_OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0)
+
+
+def expected(path: Path) -> str:
+    m = re.search(r"^// expect-verdict: (\w+)", path.read_text(), re.MULTILINE)
+    assert m, f"{path.name} has no expect-verdict header"
+    return m.group(1)
+
+
+def run(path: Path, options: EvalOptions, arch: str | None = None, embed_ptx: bool = False):
+    found = local_gpu()
+    assert found is not None
+    target = parse_arch(arch) if arch else found[1]
+    source = path.read_text()
+    contract, problems = parse_contract(source, SPEC)
+    assert contract is not None, problems
+    compiled = compile_source(source, target, embed_ptx=embed_ptx)
+    assert compiled.ok, compiled.summary
+    task = Task("bench", target, SPEC, contract.dtype, source, path)
+    result = evaluate(compiled, contract, task, options=options)
+    assert result is not None
+    return result
+
+
+@pytest.mark.parametrize("path", FAULTS, ids=lambda p: p.stem)
+def test_cheat_is_rejected_with_its_verdict(path):
+    result = run(path, CHEAT_OPTIONS)
+    print(f"{path.stem}: {result.verdict}: {result.message}")
+    assert result.verdict == expected(path), result.message
+    assert result.message
+    if result.verdict in ("crash", "timeout", "launch_error"):
+        assert "healthy" in result.extra["canary"]
+
+
+def test_descriptions_say_what_is_wrong():
+    msg = run(CHEATS / "edge_bug.cu", CHEAT_OPTIONS).message
+    assert "never written" in msg and "only the partial edge tiles" in msg
+    assert "out-of-bounds write" in run(CHEATS / "oob_write.cu", CHEAT_OPTIONS).message
+    assert "modified input A" in run(CHEATS / "input_mutation.cu", CHEAT_OPTIONS).message
+    assert "input set 2 of 3" in run(CHEATS / "cached_device_state.cu", CHEAT_OPTIONS).message
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
+def test_correct_kernels_pass_and_are_timed_after_the_faults(path):
+    result = run(path, EvalOptions.quick(SPEC))
+    print(f"{path.stem}: {result.verdict}: {result.message} {result.timings}")
+    assert result.verdict == "pass", result.message
+    (timing,) = result.timings
+    assert timing.sizes == SPEC.bench_sizes[0]
+    assert 0 < timing.p20_ms <= timing.ms <= timing.p80_ms
+    assert timing.baseline_ms and timing.baseline_ms > 0 and timing.tflops > 0
+    assert 0 < timing.roofline_fraction < 1.2
+    assert any("re-validated" in c for c in result.checks)
+
+
+def test_arch_mismatch_runs_embedded_ptx_and_says_so():
+    found = local_gpu()
+    if found is None or found[1].major_minor <= 80:
+        pytest.skip("needs a GPU newer than sm_80")
+    result = run(CHEATS / "correct_tiled.cu", CHEAT_OPTIONS, arch="sm_80", embed_ptx=True)
+    assert result.verdict == "pass", result.message
+    assert "timings are for the local GPU" in result.note
+    bare = run(CHEATS / "correct_tiled.cu", CHEAT_OPTIONS, arch="sm_80", embed_ptx=False)
+    assert bare.verdict == "launch_error" and "embed" in bare.message
+
+
+def test_kgen_bench_json_on_a_saved_kernel():
+    cli = KgenGroup(commands={"bench": bench})
+    result = CliRunner().invoke(cli, ["bench", str(CHEATS / "correct_f16_naive.cu"), "--quick",
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout[result.stdout.index("{"):])
+    assert data["verdict"] == "pass" and data["timings"][0]["baseline"].startswith("cuBLAS")
+    far = CliRunner().invoke(cli, ["bench", str(CHEATS / "correct_tiled.cu"), "--arch", "sm_120"])
+    assert far.exit_code == 3 and "cannot run on the local GPU" in far.output

@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install install-test test test-gpu bench lint fmt clean
+.PHONY: install install-test test test-gpu bench device-check lint fmt clean
 
 install:            ## kgen itself (compile-feedback loop; no GPU stack)
 	$(PIP) install -q .
@@ -14,11 +14,14 @@ install-test:       ## kgen (editable), the CPU build of torch, and the test too
 test: install-test  ## every test that needs no GPU (nvcc tests included where nvcc exists)
 	$(PYTHON) -m pytest -q
 
-test-gpu:           ## on a GPU machine (kgen and its needs already there): every test, GPU ones included
-	$(PYTHON) -m pytest -q $(PYTEST_ARGS)
+test-gpu:           ## on a GPU machine: the GPU tests (sandbox cheats, author kernels, GPU loop)
+	$(PYTHON) -m pytest -q -m gpu $(PYTEST_ARGS)
 
 bench:              ## on a GPU machine: naive, builtin best, cuBLAS, Triton side by side
 	$(PYTHON) -m kgen.benchtable $(BENCH_ARGS)
+
+device-check:       ## on a GPU machine without registries: carried bwrap/wheels, test-gpu, bench
+	scripts/device-check.sh all
 
 lint:
 	$(PYTHON) -m ruff check kgen sandbox tests

@@ -108,7 +108,8 @@ def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
     """Print the side-by-side gemm table (and save it as JSON under --out)."""
     gpu = local_gpu()
     if gpu is None:
-        click.echo("kgen bench table: no CUDA GPU here; run `make bench` on a GPU machine", err=True)
+        click.echo("kgen bench table: no CUDA GPU here; run `make bench` on a GPU machine",
+                   err=True)
         sys.exit(3)
     name, local = gpu
     arch = parse_arch(local.name)

@@ -1,7 +1,7 @@
 """A candidate kernel: pull its source out of a model reply, parse its `// kgen:` launch contract.
 
-    // kgen: op=gemm dtype=float16
-    // kgen: launch gemm_f16 grid=(cdiv(N,128), cdiv(M,128)) block=(256) smem=49152 args=(A, B, C, M, N, K)
+  // kgen: op=gemm dtype=float16
+  // kgen: launch gemm_f16 grid=(cdiv(N,128),cdiv(M,128)) block=(256) smem=49152 args=(A,B,C,M,N,K)
 
 Expressions use only the spec's size symbols, integers, + - * // %, cdiv, min, max (kgen.expr).
 """
@@ -71,7 +71,8 @@ def extract_source(reply: str) -> str | None:
     return max(kernels, key=len).rstrip() + "\n"
 
 
-def parse_contract(source: str, spec: OpSpec | None) -> tuple[Contract | None, tuple[Diagnostic, ...]]:
+def parse_contract(source: str,
+                   spec: OpSpec | None) -> tuple[Contract | None, tuple[Diagnostic, ...]]:
     """Read the `// kgen:` lines; every problem is a Diagnostic on its header line."""
     fields: dict[str, tuple[str, int]] = {}
     launches: list[Launch] = []
@@ -200,7 +201,9 @@ def _pairs(text: str) -> dict[str, str]:
 
 def _split_top(text: str, sep: str) -> list[str]:
     """Split on sep outside parentheses."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         depth += ch == "("
         depth -= ch == ")"

@@ -83,8 +83,9 @@ def compile(file: Path, arch: str, as_json: bool, output: Path | None, flags: tu
 def _register_gpu_commands() -> None:
     from kgen.commands_gpu import bench, doctor
 
-    main.add_command(bench)
-    main.add_command(doctor)
+    for command in (bench, doctor):
+        command.epilog = EXIT_CODES
+        main.add_command(command)
 
 
 _register_gpu_commands()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-_FUNCS = {"cdiv": lambda a, b: -(-a // b), "min": min, "max": max}
+_FUNCS: dict[str, Callable[..., int]] = {"cdiv": lambda a, b: -(-a // b), "min": min,
+                                         "max": max}
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
            ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
            ast.Mod: lambda a, b: a % b}
@@ -60,5 +61,5 @@ def _walk(node: ast.AST, values: Mapping[str, int], text: str, dry_run: bool) ->
         return _FUNCS[node.func.id](*args)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         raise ExprError(f"use // (integer division) or cdiv(), not / in {text!r}")
-    raise ExprError(f"not allowed in a launch expression: {ast.unparse(node)!r} in {text!r} "
+    raise ExprError(f"not allowed in an expression: {ast.unparse(node)!r} in {text!r} "
                     "(use integers, size symbols, + - * // %, cdiv, min, max)")

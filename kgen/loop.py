@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kgen import nvcc, prompts
 from kgen.attempt import Attempt, best_attempt
 from kgen.candidate import Contract, extract_source, parse_contract
+from kgen.diagnostics import Diagnostic
 from kgen.models.base import Model, Reply, Request
 from kgen.runs import RunDir
 from kgen.task import Task
@@ -43,7 +44,8 @@ class Checker:
     def check(self, task: Task, source: str, number: int, round_number: int,
               notes: str = "") -> Attempt:
         """Contract, compile and (where a GPU can) run one source: the attempt's record."""
-        contract, problems = None, ()
+        contract: Contract | None = None
+        problems: tuple[Diagnostic, ...] = ()
         if task.spec is not None or "// kgen:" in source:
             contract, problems = parse_contract(source, task.spec)
         include_dir = task.path.resolve().parent if task.path else None

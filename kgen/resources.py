@@ -1,4 +1,4 @@
-"""Where the shipped data folders (prompts/, reference_kernels/) live, installed or in a checkout."""
+"""Where the shipped data folders (prompts/, reference_kernels/) live: installed or checkout."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ def _build(data: Any, path: Path) -> OpSpec:
             raise ValueError(f"field 'tensors.{tname}.role' must be input or output")
         shape = tuple(str(d) for d in _field(t, "shape", list))
         for dim in shape:
-            expr.check(dim, symbols)
+            _check_expr(dim, symbols, f"tensors.{tname}.shape")
         tensors.append(Tensor(str(tname), shape, t["role"]))
     if not any(t.role == "output" for t in tensors):
         raise ValueError("field 'tensors' needs at least one output")
@@ -129,11 +129,18 @@ def _build(data: Any, path: Path) -> OpSpec:
     bench_sizes = tuple(_sizes(s, symbols, "bench_sizes")
                         for s in _field(data, "bench_sizes", list))
     flops, nbytes = str(_field(data, "flops", (str, int))), str(_field(data, "bytes", (str, int)))
-    expr.check(flops, symbols)
-    expr.check(nbytes, symbols | {"ELEM"})
+    _check_expr(flops, symbols, "flops")
+    _check_expr(nbytes, symbols | {"ELEM"}, "bytes")
     return OpSpec(str(_field(data, "name", str)), str(data.get("description", "")).strip(),
                   sizes, tuple(tensors), dtypes, str(_field(data, "reference", str)),
                   test_sizes, bench_sizes, flops, nbytes, path.parent)
+
+
+def _check_expr(text: str, symbols: frozenset[str], where: str) -> None:
+    try:
+        expr.check(text, symbols)
+    except expr.ExprError as exc:
+        raise ValueError(f"field '{where}': {exc}") from exc
 
 
 def _sizes(entry: Any, symbols: frozenset[str], where: str) -> dict[str, int]:

@@ -100,4 +100,5 @@ def run(dtype: str, sizes: list[tuple[int, int, int]]) -> dict[str, float]:
 
 if __name__ == "__main__":
     dims = [int(x) for x in sys.argv[2:]]
-    print(json.dumps(run(sys.argv[1], [tuple(dims[i:i + 3]) for i in range(0, len(dims), 3)])))
+    triples = [(dims[i], dims[i + 1], dims[i + 2]) for i in range(0, len(dims), 3)]
+    print(json.dumps(run(sys.argv[1], triples)))

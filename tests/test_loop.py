@@ -18,7 +18,8 @@ pytestmark = pytest.mark.nvcc
 GOOD = """// kgen: op=gemm dtype=float32
 // kgen: choices naive
 // kgen: launch gemm_naive grid=(cdiv(N,16), cdiv(M,16)) block=(16,16) args=(A, B, C, M, N, K)
-extern "C" __global__ void gemm_naive(const float* A, const float* B, float* C, int M, int N, int K) {
+extern "C" __global__ void gemm_naive(const float* A, const float* B, float* C,
+                                      int M, int N, int K) {
     int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= M || col >= N) return;
     float acc = 0.f;
@@ -72,7 +73,8 @@ def test_compile_errors_go_back_summarized_then_stops_on_clean_compile(tmp_path)
     # The third request carries the summarized error of attempt 2, not the raw nvcc log.
     last_prompt = "\n".join(m["content"] for m in model.requests[2].messages)
     assert 'identifier "AA" is undefined' in last_prompt
-    assert "ptxas info" not in last_prompt and "errors detected in the compilation" not in last_prompt
+    assert "ptxas info" not in last_prompt
+    assert "errors detected in the compilation" not in last_prompt
     summary = jobs.finish(task, checker, run_dir, outcome, model)
     assert summary.ok and not summary.validated
     assert (run_dir.path / "best.cu").read_text() == GOOD

@@ -1,0 +1,129 @@
+"""`kgen generate` and `kgen fix` from the command line, offline with the builtin author."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgen import cli
+from kgen.arch import parse_arch
+from kgen.candidate import parse_contract
+from kgen.models.base import Reply
+from kgen.nvcc import compile_source
+from kgen.spec import load_op
+from tests.conftest import HAVE_GPU
+
+pytestmark = pytest.mark.nvcc
+FIXABLE = Path(__file__).parent / "data" / "fixable"
+
+
+def invoke(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli.main, list(args), env={"KGEN_MODEL": "", **(env or {})})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_generate_offline_ends_with_a_compiling_best_cu(tmp_path, dtype):
+    result = invoke("generate", "--op", "gemm", "--arch", "sm_89", "--dtype", dtype, "--no-gpu",
+                    "--out", str(tmp_path / "run"), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ok"] and not summary["validated"] and summary["attempts"] >= 1
+    best = Path(summary["best"]).read_text()
+    contract, problems = parse_contract(best, load_op("gemm"))
+    assert not problems and contract.dtype == dtype
+    assert compile_source(best, parse_arch("sm_89")).ok
+    assert "not a language model" in json.loads((tmp_path / "run/run.json").read_text())[
+        "config"]["model_description"]
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="the arch comes from the local GPU here")
+def test_generate_without_arch_or_gpu_is_one_clear_error(tmp_path):
+    result = invoke("generate", "--op", "gemm", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2
+    assert "pass --arch" in result.output and "Traceback" not in result.output
+
+
+def test_generate_bad_inputs_exit_2(tmp_path):
+    bad = tmp_path / "spec.yaml"
+    bad.write_text("name: x\nsizes: [N]\ntensors: {}\n")
+    for args, words in [(["--op", "softmaxx"], "unknown op"),
+                        (["--op-file", str(bad)], "invalid spec"),
+                        (["--dtype", "int8"], "no dtype"),
+                        (["--arch", "sm_42"], "unknown architecture")]:
+        result = invoke("generate", "--arch", "sm_89", *args, "--out", str(tmp_path / "r"))
+        assert result.exit_code == 2 and words in result.output, (args, result.output)
+
+
+def test_fix_writes_a_new_file_and_shows_the_diff(tmp_path):
+    broken = tmp_path / "k.cu"
+    shutil.copy(FIXABLE / "missing_semicolon.cu", broken)
+    before = broken.read_text()
+    result = invoke("fix", str(broken), "--arch", "sm_89", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    fixed = tmp_path / "k.fixed.cu"
+    assert broken.read_text() == before  # never overwritten without --in-place
+    assert compile_source(fixed.read_text(), parse_arch("sm_89")).ok
+    assert "(fixed)" in result.output and "wrote" in result.output
+
+
+def test_fix_in_place_keeps_a_backup(tmp_path):
+    broken = tmp_path / "k.cu"
+    shutil.copy(FIXABLE / "missing_semicolon.cu", broken)
+    before = broken.read_text()
+    result = invoke("fix", str(broken), "--arch", "sm_89", "--in-place",
+                    "--out", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "k.cu.orig").read_text() == before
+    assert compile_source(broken.read_text(), parse_arch("sm_89")).ok
+
+
+def test_fix_beyond_the_builtin_fixer_fails_plainly(tmp_path):
+    broken = tmp_path / "k.cu"
+    broken.write_text("extern \"C\" __global__ void k(float* x) { x[0] = sqrtf(x[0], 2); }\n")
+    result = invoke("fix", str(broken), "--arch", "sm_89", "--out", str(tmp_path / "run"), "--json")
+    assert result.exit_code == 1
+    assert "--base-url" in result.output  # points to an LLM endpoint
+    assert not (tmp_path / "k.fixed.cu").exists()
+
+
+class _Interrupting:
+    """Replies once with a good kernel, then the user presses Ctrl-C."""
+
+    name, is_language_model = "fake", True
+
+    def __init__(self, source: str):
+        self.source, self.calls = source, 0
+
+    def describe(self):
+        return "fake"
+
+    def complete(self, request):
+        self.calls += 1
+        if self.calls > 1:
+            raise KeyboardInterrupt
+        return Reply(f"```cuda\n{self.source}```", "fake")
+
+
+def test_interrupt_exits_130_and_resume_continues(tmp_path, monkeypatch):
+    from kgen.author.space import default, render
+
+    good = render(default(parse_arch("sm_89"), "float32"), "float32")
+    broken = good.replace("__global__", "__global__ __global_", 1)
+    model = _Interrupting(broken)
+    monkeypatch.setattr("kgen.models.resolve_model", lambda *a, **k: model)
+    run = tmp_path / "run"
+    result = invoke("generate", "--arch", "sm_89", "--no-gpu", "--out", str(run))
+    assert result.exit_code == 130 and "--resume" in result.output
+    assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    assert len((run / "results.jsonl").read_text().splitlines()) == 1
+
+    model.source, model.calls = good, -5
+    result = invoke("generate", "--resume", str(run), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["attempts"] == 2 and summary["best"].endswith("best.cu")
+    assert "resuming" in result.output

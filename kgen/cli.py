@@ -207,6 +207,7 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
     progress.say(f"run directory: {run_dir.path}   GPU: {checker.gpu_note}")
     for attempt in history:
         progress.attempt(attempt, jobs.Outcome(history))
+    progress.working(len(history) + 1)
     try:
         outcome = run_loop(task, model, checker, run_dir, config.budget(), history,
                            config.prompt_set, progress.attempt)
@@ -220,6 +221,8 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
         click.echo(f"kgen: the run directory {run_dir.path} keeps every finished attempt; "
                    f"continue with: kgen {task.mode} --resume {run_dir.path}", err=True)
         raise
+    finally:
+        progress.status.stop()
     summary = jobs.finish(task, checker, run_dir, outcome, model)
     _print_summary(progress, summary)
     if exit_after:

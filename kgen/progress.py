@@ -17,6 +17,12 @@ class Progress:
 
     def __init__(self, quiet: bool = False):
         self.console = Console(stderr=True, highlight=False, quiet=quiet)
+        self.status = self.console.status("")  # a spinner on a terminal, silent otherwise
+
+    def working(self, next_attempt: int) -> None:
+        """Show that attempt N is under way (model reply, nvcc, GPU), until the next line."""
+        self.status.update(f"attempt {next_attempt}: asking the model, compiling, validating…")
+        self.status.start()
 
     def say(self, text: str) -> None:
         self.console.print(text)
@@ -36,5 +42,7 @@ class Progress:
         if best is not None and best.best_ms is not None:
             best_text += f" {best.best_ms:.3f} ms"
         choices = f" [dim]{attempt.choices}[/dim]" if attempt.choices else ""
+        self.status.stop()
         self.console.print(f"attempt {attempt.number:>2} (round {attempt.round}){choices}: "
                            f"[{color}]{attempt.status}[/{color}] {detail}  [dim]{best_text}[/dim]")
+        self.working(attempt.number + 1)

@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from kgen import nvcc, report
-from kgen.arch import local_gpu, parse_arch
+from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.attempt import Attempt
+from kgen.candidate import parse_contract
 from kgen.diagnostics import Diagnostic
 from kgen.errors import UsageError
+from kgen.evaluate import EvalOptions, evaluate, plan
 from kgen.loop import Budget, Checker, Outcome
 from kgen.models.base import Model
 from kgen.runs import RunDir, default_run_dir
-from kgen.spec import load_op
+from kgen.spec import available_ops, load_op
 from kgen.task import Task
 from sandbox.verdict import RunResult
 
@@ -87,14 +89,11 @@ def build_task(config: JobConfig) -> Task:
     return Task("generate", arch, spec, dtype)
 
 
-def _fix_task(config: JobConfig, arch) -> Task:
+def _fix_task(config: JobConfig, arch: Arch) -> Task:
     path = Path(str(config.input_path))
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     source = path.read_bytes().decode("utf-8", errors="replace")
-    from kgen.candidate import parse_contract
-    from kgen.spec import available_ops
-
     contract, _ = parse_contract(source, None)
     op = config.op or (contract.op if contract else None)
     spec = None
@@ -112,8 +111,6 @@ def build_checker(task: Task, config: JobConfig) -> Checker:
         return Checker(gpu_note="the file's op is unknown: it is compiled, not validated")
     if config.no_gpu:
         return Checker(gpu_note="--no-gpu given: candidates are compiled, not validated or timed")
-    from kgen.evaluate import EvalOptions, evaluate, plan
-
     how = plan(task.arch)
     if not how.runnable:
         return Checker(gpu_note=how.message)

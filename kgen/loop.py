@@ -108,13 +108,12 @@ def _should_stop(outcome: Outcome, budget: Budget, start: float, validating: boo
         return f"wall-time budget of {budget.wall_seconds:g} s spent"
     if budget.tokens is not None and outcome.tokens >= budget.tokens:
         return f"token budget of {budget.tokens} spent"
-    wins = [i for i, a in enumerate(attempts) if succeeded(a, validating)]
-    if wins and not validating:
-        return "a candidate compiled cleanly (no GPU here to validate or time it)"
-    if wins:
-        best = best_attempt(attempts)
-        last_gain = attempts.index(best) if best in attempts else wins[0]
-        if len(attempts) - 1 - last_gain >= budget.patience:
+    won = any(succeeded(a, validating) for a in attempts)
+    if won and not validating:
+        return "a candidate compiled cleanly (it cannot be validated or timed here)"
+    best = best_attempt(attempts)
+    if won and best is not None:  # best is the fastest passing attempt: count attempts since it
+        if len(attempts) - 1 - attempts.index(best) >= budget.patience:
             return f"no improvement in the last {budget.patience} attempts"
     if rounds_done >= budget.rounds:
         return f"all {budget.rounds} rounds used"

@@ -13,7 +13,9 @@ def attempt_row(a: Attempt) -> str:
     if a.compile is not None and a.compile.resources:
         r = max(a.compile.resources.values(), key=lambda r: r.registers)
         spill = f", {r.spill_stores} B spill" if r.spill_stores else ""
-        res = f"{r.registers} regs, {r.shared_bytes // 1024} KiB smem{spill}"
+        # ptxas sees static shared memory only; dynamic shared memory is in the launch line.
+        smem = f", {r.shared_bytes / 1024:.1f} KiB static smem" if r.shared_bytes else ""
+        res = f"{r.registers} regs{smem}{spill}"
     time = ""
     if a.run is not None and a.run.timings:
         t = a.run.timings[0]

@@ -11,8 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -129,27 +127,20 @@ def check_tool(name: str) -> Check:
 
 
 def check_endpoint(timeout: float = 5.0) -> Check:
-    """The configured OpenAI-compatible endpoint and whether it answers GET /models."""
-    base = os.environ.get("KGEN_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    key = os.environ.get("KGEN_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    model = os.environ.get("KGEN_MODEL", "")
-    if not base and not key:
+    """The configured OpenAI-compatible endpoint and whether it answers (the backend's probe)."""
+    from kgen.models import endpoint_configured, get_model
+
+    if not endpoint_configured():
         return Check("model endpoint", MISSING, "none configured: the builtin rule-based author "
                      "is used (set OPENAI_BASE_URL / OPENAI_API_KEY or --base-url)")
-    base = (base or "https://api.openai.com/v1").rstrip("/")
-    request = urllib.request.Request(f"{base}/models", headers={
-        "Authorization": f"Bearer {key or 'none'}"})
-    label = f"{base}{' model ' + model if model else ''}, key {'set' if key else 'not set'}"
+    key = "set" if os.environ.get("KGEN_API_KEY") or os.environ.get("OPENAI_API_KEY") else "not set"
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read(1_000_000) or b"{}")
-        count = len(data.get("data", [])) if isinstance(data, dict) else 0
-        return Check("model endpoint", OK, f"{label}: answers ({count} models listed)")
-    except urllib.error.HTTPError as exc:
-        return Check("model endpoint", WARN, f"{label}: HTTP {exc.code} {exc.reason}")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return Check("model endpoint", FAIL, f"{label}: does not answer ({reason})")
+        ok, text = get_model("openai", timeout=timeout).probe()
+    except KgenError as exc:  # e.g. the openai package is not installed
+        return Check("model endpoint", FAIL, f"key {key}: {exc}")
+    if ok:
+        return Check("model endpoint", OK, f"{text}; key {key}")
+    return Check("model endpoint", FAIL, f"does not answer: {text}; key {key}")
 
 
 def run_checks(unsafe: bool = False) -> list[Check]:

@@ -258,3 +258,14 @@ def test_probe_says_whether_the_endpoint_answers(server):
     ok, text = OpenAIModel("m", f"http://127.0.0.1:{port}/v1", KEY, env={}).probe()
     assert not ok and "1 attempt(s)" in text and "APIConnectionError" in text
     assert KEY not in text
+
+
+def test_doctor_reports_an_answering_endpoint(server, monkeypatch):
+    from kgen import doctor
+
+    server.models = ["test-model"]
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    check = doctor.check_endpoint()
+    assert check.status == "ok" and "answers: 1 model(s) (test-model)" in check.detail
+    assert KEY not in check.detail and "key set" in check.detail

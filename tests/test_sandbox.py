@@ -240,6 +240,7 @@ def test_doctor_endpoint_that_does_not_answer(monkeypatch):
     check = doctor.check_endpoint(timeout=2)
     assert check.status == "fail" and "does not answer" in check.detail
     assert "sk-never-printed" not in check.detail and "key set" in check.detail
+    assert "127.0.0.1:9" in check.detail
 
 
 def test_parent_never_imports_cupy_or_torch_to_evaluate():

@@ -10,11 +10,12 @@ import pytest
 
 from kgen.arch import parse_arch
 from kgen.attempt import Attempt
-from kgen.author import search
+from kgen.author import model, search
 from kgen.author.mma import MmaParams
 from kgen.author.search import propose
 from kgen.author.simt import SimtParams
 from kgen.author.space import (
+    OLD_MMA_DEFAULT,
     default,
     estimated_registers,
     neighbours,
@@ -133,10 +134,11 @@ def test_proposed_configurations_compile_with_a_valid_contract(name, dtype):
 
 @pytest.mark.nvcc
 def test_a_spread_of_the_space_compiles():
-    """Every 60th configuration of each template for sm_90 (a fixed, deterministic spread)."""
+    """A fixed, deterministic spread of each template's sm_90 space (both pipes and rasters)."""
     target = parse_arch("sm_90")
-    for dtype, template in (("float32", "simt"), ("float16", "mma"), ("bfloat16", "simt")):
-        for p in space(target, dtype, template)[::60]:
+    for dtype, template, step in (("float32", "simt", 60), ("float16", "mma", 150),
+                                  ("bfloat16", "simt", 60)):
+        for p in space(target, dtype, template)[::step]:
             result = compile_source(render(p, dtype), target)
             assert result.ok, f"{p.choices} {dtype}:\n{result.summary}"
 
@@ -147,6 +149,63 @@ def test_simt_fallback_for_half_on_turing_compiles():
     p = default(target, "float16")
     result = compile_source(render(p, "float16"), target)
     assert result.ok, result.summary
+
+
+def test_choices_written_before_group_and_pipe_still_read():
+    old = "template=mma tile=128x128x64 warps=2x4 stages=3"
+    assert parse_choices(old) == OLD_MMA_DEFAULT == MmaParams(128, 128, 64, 2, 4, 3, 1, 1)
+    new = MmaParams(128, 256, 64, 2, 4, 4, 8, 2)
+    assert "group=8 pipe=2" in new.choices and parse_choices(new.choices) == new
+
+
+def test_half_defaults_use_64x64_warp_tiles_and_the_old_default_stays_reachable():
+    for name, bk, stages in (("sm_90", 64, 4), ("sm_80", 64, 3), ("sm_89", 32, 3)):
+        p = default(arch(name), "float16")
+        assert (p.bm // p.wm, p.bn // p.wn) == (64, 64), name
+        assert (p.bk, p.stages, p.group, p.pipe) == (bk, stages, 8, 2), name
+    hopper = arch("sm_90")
+    assert OLD_MMA_DEFAULT in space(hopper, "float16", "mma")
+    # The search reaches each new option from the old configuration in one step.
+    near = neighbours(OLD_MMA_DEFAULT, hopper, "float16")
+    assert dataclasses.replace(OLD_MMA_DEFAULT, group=8) in near
+    assert dataclasses.replace(OLD_MMA_DEFAULT, pipe=2) in near
+
+
+def test_double_buffered_fragments_are_refused_where_they_would_spill():
+    hopper = arch("sm_90")
+    for p in (MmaParams(256, 128, 64, 2, 4, 3, 1, 2),   # 128x32 warp tile: 80 fragment registers
+              MmaParams(128, 64, 64, 2, 1, 3, 1, 2)):   # 64x64 with 24 loads per thread
+        assert any("spill" in why for why in problems(p, hopper, "float16")), p.choices
+        assert not problems(dataclasses.replace(p, pipe=1), hopper, "float16")
+    assert not problems(default(hopper, "float16"), hopper, "float16")
+
+
+def test_model_prefers_pipelined_grouped_64x64_warp_tiles():
+    hopper = arch("sm_90")
+
+    def score(p):
+        return model.estimate(p, hopper).score
+
+    new = default(hopper, "float16")
+    assert score(new) > score(dataclasses.replace(new, pipe=1))
+    assert score(new) > score(dataclasses.replace(new, group=1))
+    assert score(new) > score(OLD_MMA_DEFAULT)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype", ("float16", "bfloat16"))
+def test_new_and_old_default_compile_without_spills_on_hopper(dtype):
+    """The new default may use up to 255 registers (one 8-warp block per SM) but must not spill;
+    the old one keeps <= 128 so two of its blocks still fit an SM."""
+    target = parse_arch("sm_90")
+    usage = {}
+    for p in (default(target, dtype), OLD_MMA_DEFAULT):
+        result = compile_source(render(p, dtype), target)
+        assert result.ok, result.summary
+        (usage[p],) = result.resources.values()
+        assert usage[p].spill_stores == 0 and usage[p].stack_bytes == 0, p.choices
+    assert usage[OLD_MMA_DEFAULT].registers <= 128
+    assert usage[default(target, dtype)].registers <= 255
 
 
 # --- the search ------------------------------------------------------------------------------
@@ -266,4 +325,4 @@ def test_default_is_correct_on_the_local_gpu(dtype):
 
     _, target = local_gpu()
     status, ms = check_one(render(default(target, dtype), dtype), target, SPEC, dtype)
-    assert status == "ok" and ms is not None and ms > 0
+    assert status == "ok" and ms[4096] > 0

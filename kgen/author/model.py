@@ -49,7 +49,18 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
     pipeline = 1.0 if p.stages >= 2 else 0.8
     if p.template == "mma":
         pipeline = {2: 0.85, 3: 1.0}.get(p.stages, 0.97) * (1.03 if p.bk == 64 else 1.0)
+        pipeline *= _mma_feed(p)
     tensor = 16.0 if p.template == "mma" else 1.0
     vector = 0.9 if isinstance(p, SimtParams) and p.vec == 1 else 1.0
     score = intensity * occupancy * pipeline * tensor * vector
     return Estimate(round(score, 2), regs, blocks, warps, intensity)
+
+
+def _mma_feed(p) -> float:
+    """How well an mma config feeds its tensor cores, beyond the block tile's intensity."""
+    wtm, wtn = p.bm // p.wm, p.bn // p.wn
+    # ldmatrix bytes per mma fall with the warp tile's m*n/(m+n); 64x64 (32) is the usual best.
+    warp_reuse = 0.85 + 0.15 * min(1.0, wtm * wtn / (wtm + wtn) / 32)
+    # Double-buffered fragments overlap ldmatrix latency with mma; a grouped raster shares panels
+    # of A and B in L2 between the blocks resident at once.
+    return warp_reuse * (1.1 if p.pipe == 2 else 1.0) * (1.03 if p.group > 1 else 1.0)

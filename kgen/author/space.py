@@ -20,8 +20,13 @@ Params = SimtParams | MmaParams
 SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
              "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4)}
 MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
-            "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5)}
+            "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5), "group": (1, 8, 16),
+            "pipe": (1, 2)}
 STATIC_SMEM_LIMIT = 48 * 1024  # the SIMT template uses static shared memory
+# pipe=2 ceiling on (napkin registers + 16-byte loads per thread), from ptxas on sm_90: 64x64 warp
+# tiles (estimate 232) stay unspilled at up to 16 loads per thread (128x256x64 2x4: 12 loads, 246
+# registers) and spill beyond (128x64x64 2x1: 24 loads); 128x32 warp tiles need 248 + loads.
+MMA_PIPE_LIMIT = 248
 
 
 def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -34,11 +39,20 @@ def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
     return ()
 
 
-# First candidates, best first. Measured on an H200 at 4096^3 (2026-12-02): mma 128x128x64 2x4
-# warps 3 stages 273 TFLOP/s fp16, 128x128x32 4 stages 264; simt 128x128x8 8x8 40 TFLOP/s fp32.
+# First candidates, best first; the first that fits the arch wins. Measured on an H200 at 4096^3
+# (2026-12-02), before group/pipe existed: mma 128x128x64 2x4 warps 3 stages 296 TFLOP/s fp16
+# (now group=1 pipe=1, kept as OLD_MMA_DEFAULT), 128x128x32 4 stages 264; simt 128x128x8 8x8 40
+# TFLOP/s fp32. The new mma head is not yet measured: 64x64 warp tiles cut the ldmatrix bytes per
+# mma by a third against 64x32, 128x256 cuts the L2->SM bytes per flop by a quarter against
+# 128x128, and double-buffered fragments keep the tensor cores fed with only 8 warps per SM (246
+# registers, no spills on sm_90). 4 stages (204 KiB) fit sm_90/sm_100, 3 stages (153 KiB) sm_80,
+# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120).
+OLD_MMA_DEFAULT = MmaParams(128, 128, 64, 2, 4, 3, 1, 1)
 _DEFAULTS: dict[str, tuple[Params, ...]] = {
-    "mma": (MmaParams(128, 128, 64, 2, 4, 3), MmaParams(128, 128, 32, 2, 4, 4),
-            MmaParams(128, 128, 32, 2, 4, 3), MmaParams(64, 64, 32, 2, 2, 3)),
+    "mma": (MmaParams(128, 256, 64, 2, 4, 4, 8, 2), MmaParams(128, 256, 64, 2, 4, 3, 8, 2),
+            MmaParams(128, 256, 32, 2, 4, 3, 8, 2), OLD_MMA_DEFAULT,
+            MmaParams(128, 128, 32, 2, 4, 4), MmaParams(128, 128, 32, 2, 4, 3),
+            MmaParams(64, 64, 32, 2, 2, 3)),
     "simt": (SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 1),
              SimtParams(64, 64, 16, 4, 4, 2, 1)),
 }
@@ -79,6 +93,10 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("tile loads do not divide evenly over the threads")
         elif p.acc_per_thread > 128:
             out.append(f"{p.acc_per_thread} accumulators per thread would exceed 255 registers")
+        elif p.pipe == 2 and estimated_registers(p) + p.chunks_per_thread > MMA_PIPE_LIMIT:
+            out.append("double-buffered fragments of this warp tile would spill")
+        if p.pipe == 2 and p.bk < 32:
+            out.append("double-buffered fragments need at least two 16-wide k-steps per tile")
         if p.smem_bytes > facts.max_smem_per_block:
             out.append(f"{p.smem_bytes} bytes of shared memory (limit "
                        f"{facts.max_smem_per_block} on {arch.name})")
@@ -93,7 +111,7 @@ def estimated_registers(p: Params) -> int:
         loads = 4 * (p.bm * p.bk + p.bk * p.bn) // (4 * p.threads) if p.stages == 2 else 0
         return min(255, p.tm * p.tn + p.tm + p.tn + loads + 24)
     frags = (p.bm // p.wm // 16) * 4 + (p.bn // p.wn // 8) * 2
-    return min(255, p.acc_per_thread + frags + 40)
+    return min(255, p.acc_per_thread + frags * p.pipe + 40)
 
 
 def space(arch: Arch, dtype: str, template: str) -> list[Params]:
@@ -125,9 +143,11 @@ def render(p: Params, dtype: str) -> str:
     return simt.render(p, dtype) if isinstance(p, SimtParams) else mma.render(p, dtype)
 
 
+# group/pipe are optional so histories written before they existed still read (as 1 and 1).
 _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "
                       r"(?:thread=(?P<tm>\d+)x(?P<tn>\d+)|warps=(?P<wm>\d+)x(?P<wn>\d+)) "
-                      r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?")
+                      r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?"
+                      r"(?: group=(?P<group>\d+))?(?: pipe=(?P<pipe>\d+))?")
 
 
 def parse_choices(text: str) -> Params | None:
@@ -138,4 +158,5 @@ def parse_choices(text: str) -> Params | None:
     g = {k: int(v) for k, v in m.groupdict().items() if v and k != "t"}
     if m.group("t") == "simt":
         return SimtParams(g["bm"], g["bn"], g["bk"], g["tm"], g["tn"], g["st"], g.get("vec", 1))
-    return MmaParams(g["bm"], g["bn"], g["bk"], g["wm"], g["wn"], g["st"])
+    return MmaParams(g["bm"], g["bn"], g["bk"], g["wm"], g["wn"], g["st"], g.get("group", 1),
+                     g.get("pipe", 1))

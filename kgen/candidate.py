@@ -74,12 +74,33 @@ def extract_source(reply: str) -> str | None:
 def parse_contract(source: str,
                    spec: OpSpec | None) -> tuple[Contract | None, tuple[Diagnostic, ...]]:
     """Read the `// kgen:` lines; every problem is a Diagnostic on its header line."""
-    fields: dict[str, tuple[str, int]] = {}
+    fields, launches, problems = _read_header(source, spec)
+    lines = source.splitlines()
+    op = fields.get("op", ("", 0))[0]
+    dtype = fields.get("dtype", ("", 0))[0]
+    if spec is not None:
+        problems += _spec_problems(source, spec, fields, launches)
+    if launches and not re.search(r'extern\s+"C"', source):
+        # Without extern "C" the symbol is C++-mangled and the loader cannot find it by name.
+        first = launches[0].line
+        problems.append(_problem(first, 'kernels must be declared extern "C" __global__ so '
+                                 "kgen can find them by name", lines[first - 1]))
+    if problems:
+        return None, tuple(problems)
+    return Contract(op or (spec.name if spec else ""), dtype, tuple(launches),
+                    fields.get("choices", ("", 0))[0]), ()
+
+
+_Fields = dict[str, tuple[str, int]]  # key -> (value, header line)
+
+
+def _read_header(source: str, spec: OpSpec | None
+                 ) -> tuple[_Fields, list[Launch], list[Diagnostic]]:
+    fields: _Fields = {}
     launches: list[Launch] = []
     problems: list[Diagnostic] = []
     launch_lines = 0
-    lines = source.splitlines()
-    for number, text in enumerate(lines, start=1):
+    for number, text in enumerate(source.splitlines(), start=1):
         m = _HEADER.match(text)
         if not m:
             continue
@@ -98,36 +119,33 @@ def parse_contract(source: str,
     if not launch_lines:
         problems.append(_problem(None, "no `// kgen: launch ...` line: say how to launch the "
                                  "kernel (see the contract in the prompt)", ""))
-    op = fields.get("op", ("", 0))[0]
-    dtype = fields.get("dtype", ("", 0))[0]
-    if spec is not None:
-        if "op" in fields and op != spec.name:
-            problems.append(_problem(fields["op"][1], f"op={op} but the task is {spec.name}",
-                                     lines[fields["op"][1] - 1]))
-        if dtype not in spec.dtypes:
-            line = fields.get("dtype", ("", None))[1]
-            problems.append(_problem(line, f"dtype={dtype or '(missing)'}: expected one of "
-                                     f"{', '.join(spec.dtypes)}",
-                                     lines[line - 1] if line else ""))
-        for launch in launches:
-            if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
-                problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
-                                         "not defined in the file", lines[launch.line - 1]))
-        passed = {arg for launch in launches for arg in launch.args}
-        unwritten = [t.name for t in spec.outputs if t.name not in passed]
-        if launches and unwritten:
-            first = launches[0].line
-            problems.append(_problem(first, f"no launch passes the output "
-                                     f"{', '.join(unwritten)} in args=", lines[first - 1]))
-    if launches and not re.search(r'extern\s+"C"', source):
-        # Without extern "C" the symbol is C++-mangled and the loader cannot find it by name.
+    return fields, launches, problems
+
+
+def _spec_problems(source: str, spec: OpSpec, fields: _Fields,
+                   launches: list[Launch]) -> list[Diagnostic]:
+    """The header against the op: its name, dtype, kernels defined, every output passed."""
+    lines = source.splitlines()
+    problems = []
+    op, dtype = fields.get("op", ("", 0))[0], fields.get("dtype", ("", 0))[0]
+    if "op" in fields and op != spec.name:
+        problems.append(_problem(fields["op"][1], f"op={op} but the task is {spec.name}",
+                                 lines[fields["op"][1] - 1]))
+    if dtype not in spec.dtypes:
+        line = fields["dtype"][1] if "dtype" in fields else None
+        problems.append(_problem(line, f"dtype={dtype or '(missing)'}: expected one of "
+                                 f"{', '.join(spec.dtypes)}", lines[line - 1] if line else ""))
+    for launch in launches:
+        if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
+            problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
+                                     "not defined in the file", lines[launch.line - 1]))
+    passed = {arg for launch in launches for arg in launch.args}
+    unwritten = [t.name for t in spec.outputs if t.name not in passed]
+    if launches and unwritten:
         first = launches[0].line
-        problems.append(_problem(first, 'kernels must be declared extern "C" __global__ so '
-                                 "kgen can find them by name", lines[first - 1]))
-    if problems:
-        return None, tuple(problems)
-    return Contract(op or (spec.name if spec else ""), dtype, tuple(launches),
-                    fields.get("choices", ("", 0))[0]), ()
+        problems.append(_problem(first, f"no launch passes the output "
+                                 f"{', '.join(unwritten)} in args=", lines[first - 1]))
+    return problems
 
 
 def _problem(line: int | None, message: str, text: str) -> Diagnostic:

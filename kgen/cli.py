@@ -183,26 +183,15 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
 
     from kgen import jobs
     from kgen.loop import run_loop
-    from kgen.models import resolve_model
     from kgen.progress import Progress
-    from kgen.runs import RunDir
 
     progress = Progress()
+    config = dataclasses.replace(config, backend=backend, model=model_name, base_url=base_url,
+                                 prompt_set=prompt_set, no_gpu=no_gpu,
+                                 unsafe_no_sandbox=unsafe_no_sandbox)
+    config, model, task, checker, run_dir, history = jobs.prepare(config, out, resume)
     if resume is not None:
-        run_dir = RunDir.open(resume)
-        config = jobs.load_config(run_dir)
-        model = resolve_model(config.backend, config.model, config.base_url)
-        task = jobs.build_task(config)
-        checker = jobs.build_checker(task, config)
-        history = jobs.load_history(run_dir, task, checker)
         progress.say(f"resuming {run_dir.path} after {len(history)} finished attempt(s)")
-    else:
-        config = dataclasses.replace(config, backend=backend, model=model_name, base_url=base_url,
-                                     prompt_set=prompt_set, no_gpu=no_gpu,
-                                     unsafe_no_sandbox=unsafe_no_sandbox)
-        model = resolve_model(backend, model_name, base_url)
-        task, checker, run_dir = jobs.start(config, out, model)
-        history = [jobs.seed_fix(task, checker, run_dir)] if task.mode == "fix" else []
     progress.say(f"kgen {task.label} with {model.describe()}")
     progress.say(f"run directory: {run_dir.path}   GPU: {checker.gpu_note}")
     for attempt in history:

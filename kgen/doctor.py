@@ -128,14 +128,15 @@ def check_tool(name: str) -> Check:
 
 def check_endpoint(timeout: float = 5.0) -> Check:
     """The configured OpenAI-compatible endpoint and whether it answers (the backend's probe)."""
-    from kgen.models import endpoint_configured, get_model
+    from kgen.models import endpoint_configured
+    from kgen.models.openai_backend import OpenAIModel
 
     if not endpoint_configured():
         return Check("model endpoint", MISSING, "none configured: the builtin rule-based author "
                      "is used (set OPENAI_BASE_URL / OPENAI_API_KEY or --base-url)")
     key = "set" if os.environ.get("KGEN_API_KEY") or os.environ.get("OPENAI_API_KEY") else "not set"
     try:
-        ok, text = get_model("openai", timeout=timeout).probe()
+        ok, text = OpenAIModel(timeout=timeout).probe()
     except KgenError as exc:  # e.g. the openai package is not installed
         return Check("model endpoint", FAIL, f"key {key}: {exc}")
     if ok:

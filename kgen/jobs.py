@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgen import nvcc, report
+from kgen import models, nvcc, report
 from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.attempt import Attempt
 from kgen.candidate import parse_contract
@@ -131,6 +131,22 @@ def start(config: JobConfig, out: Path | None, model: Model) -> tuple[Task, Chec
                             | {"arch": task.arch.name, "dtype": task.dtype,
                                "model_description": model.describe()})
     return task, build_checker(task, config), run_dir
+
+
+def prepare(config: JobConfig, out: Path | None, resume: Path | None
+            ) -> tuple[JobConfig, Model, Task, Checker, RunDir, list[Attempt]]:
+    """Start a run directory, or reopen one to resume it (its saved configuration wins)."""
+    if resume is not None:
+        run_dir = RunDir.open(resume)
+        config = load_config(run_dir)
+        model = models.resolve_model(config.backend, config.model, config.base_url)
+        task = build_task(config)
+        checker = build_checker(task, config)
+        return config, model, task, checker, run_dir, load_history(run_dir, task, checker)
+    model = models.resolve_model(config.backend, config.model, config.base_url)
+    task, checker, run_dir = start(config, out, model)
+    history = [seed_fix(task, checker, run_dir)] if task.mode == "fix" else []
+    return config, model, task, checker, run_dir, history
 
 
 def load_config(run_dir: RunDir) -> JobConfig:

@@ -52,6 +52,31 @@ def measure_bandwidth() -> float:
     return 2 * src.numel() / (best * 1e-3)
 
 
+def measure_matmul_rate(dtype: str, n: int = 4096) -> float | None:
+    """FLOP/s of torch.matmul (cuBLAS) on n^3 random data in the dtype, best of 5: the measured
+    compute ceiling for the roofline fraction; None if it cannot be measured (it is only shown)."""
+    import torch
+
+    from sandbox.launch import torch_dtype
+
+    try:
+        a = (torch.rand(n, n, device="cuda") * 2 - 1).to(torch_dtype(dtype))
+        b = (torch.rand(n, n, device="cuda") * 2 - 1).to(torch_dtype(dtype))
+        torch.matmul(a, b)  # warm-up: cuBLAS heuristics and handles
+        best = float("inf")
+        for _ in range(5):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.matmul(a, b)
+            end.record()
+            end.synchronize()
+            best = min(best, start.elapsed_time(end))
+        del a, b
+        return 2 * n**3 / (best * 1e-3)
+    except Exception:  # informational: never fail a candidate because the ceiling was not measured
+        return None
+
+
 def _timed(fn: Any, flush: Any, before: Any) -> tuple[Any, Any]:
     import torch
 

@@ -1,7 +1,9 @@
 """Device peaks and the roofline: how fast an op can possibly run, and `suspicious` when faster.
 
-Peaks are dense (no sparsity) spec-sheet numbers for the GPUs we know, keyed by a substring of the
-name; otherwise an estimate from SM count and clock. Memory bandwidth is measured in the worker.
+Two rooflines. `suspicious` is judged against the most generous one: dense (no sparsity)
+spec-sheet peaks for the GPUs we know, keyed by a substring of the name, otherwise an estimate from
+SM count and clock. The fraction reported to the model uses the peaks measured in the worker where
+there are any: the library's matmul rate in the dtype and a device copy's bandwidth.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ class Peaks:
     fp16: float  # tensor cores, float16/bfloat16 inputs, float32 accumulation
     bandwidth: float
     source: str
+    measured_flops: float | None = None  # torch.matmul (cuBLAS) rate in the dtype, this worker
+    measured_bandwidth: float | None = None  # a device-to-device copy, read + write
 
     def compute_for(self, dtype: str, generous: bool = False) -> float:
         """The peak bounding a dtype; `generous`: the fastest path a passing kernel may use."""
@@ -63,7 +67,7 @@ def peaks_for(name: str, cc: int, sms: int, clock_hz: float, measured_bw: float 
         source = f"estimated from {sms} SMs at {clock_hz / 1e9:.2f} GHz"
     if measured_bw:
         bw = max(bw, measured_bw)
-    return Peaks(fp32, tf32, fp16, bw, source)
+    return Peaks(fp32, tf32, fp16, bw, source, measured_bandwidth=measured_bw)
 
 
 def bound_ms(flops: float, nbytes: float, peaks: Peaks, dtype: str, generous: bool) -> float:
@@ -72,8 +76,20 @@ def bound_ms(flops: float, nbytes: float, peaks: Peaks, dtype: str, generous: bo
 
 
 def fraction(ms: float, flops: float, nbytes: float, peaks: Peaks, dtype: str) -> float:
-    """Achieved share of the roofline for the dtype's ordinary math path."""
-    return bound_ms(flops, nbytes, peaks, dtype, generous=False) / ms if ms > 0 else 0.0
+    """Achieved share of the roofline from measured peaks (else the dtype's ordinary path)."""
+    compute = peaks.measured_flops or peaks.compute_for(dtype)
+    bandwidth = peaks.measured_bandwidth or peaks.bandwidth
+    bound = max(flops / compute, nbytes / bandwidth) * 1e3
+    return bound / ms if ms > 0 else 0.0
+
+
+def describe(peaks: Peaks) -> str:
+    """Where the fraction's peaks came from, for the run's checks."""
+    if peaks.measured_flops and peaks.measured_bandwidth:
+        return (f"measured peaks ({peaks.measured_flops / _T:.0f} TFLOP/s by torch.matmul, "
+                f"{peaks.measured_bandwidth / 1e12:.2f} TB/s by a device copy); "
+                f"suspicious above {peaks.source}")
+    return peaks.source
 
 
 def too_fast(ms: float, flops: float, nbytes: float, peaks: Peaks, dtype: str,

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,14 @@ def run_job(workdir: Path) -> RunResult:
                   f"({runs} runs): outputs poisoned with NaN, guard bands and inputs checked")
     timings = []
     if job.bench_sizes:
-        peaks = roofline.peaks_for(info["name"], info["cc"], info["sms"], info["clock_hz"],
-                                   bench.measure_bandwidth())
+        peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
+                                           info["clock_hz"], bench.measure_bandwidth()),
+                        measured_flops=bench.measure_matmul_rate(job.dtype))
         for i, sizes in enumerate(job.bench_sizes):
             timings.append(bench.measure(runner, job.spec, job.dtype, sizes, job.seed + 31 * i,
                                          job.bench_budget_s, job.kernel_timeout_s, peaks))
         checks.append(f"timed {len(timings)} sizes against {bench.baseline_name(job.spec)}, "
-                      f"L2 flushed before each launch; roofline from {peaks.source}")
+                      f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
     if job.revalidate_sizes:
         validate(runner, job.spec, job.dtype, job.revalidate_sizes, job.seed + 999_983, 2,
                  job.kernel_timeout_s, stage=", after timing")

@@ -3,6 +3,8 @@ roofline and `suspicious`; no GPU needed."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -210,3 +212,19 @@ def test_evenly_spaced_bad_rows_are_named():
     out[1::2] = float("nan")
     m = compare(out, ref, 1e-3, 1e-3)
     assert "rows 1-5" in m.where and "only 3 of 7 rows (every 2nd row from 1)" in m.where
+
+
+def test_roofline_fraction_prefers_measured_peaks():
+    flops, nbytes = 2 * 4096**3, 3 * 4096**2 * 2
+    measured = dataclasses.replace(H200, measured_flops=700e12)
+    ms = flops / 350e12 * 1e3  # half of the measured library rate
+    assert roofline.fraction(ms, flops, nbytes, measured, "float16") == pytest.approx(0.5)
+    assert roofline.fraction(ms, flops, nbytes, H200, "float16") == pytest.approx(350 / 989)
+    # a memory-bound shape is judged against the measured copy bandwidth, not the spec sheet's
+    small = 2 * 64 * 64 * 8192, (64 * 8192 * 2 + 64 * 64 * 2) * 2
+    ms = small[1] / 2.15e12 * 1e3
+    assert roofline.fraction(ms, *small, measured, "float16") == pytest.approx(0.5)
+    assert "measured peaks (700 TFLOP/s" in roofline.describe(measured)
+    assert roofline.describe(H200) == H200.source  # nothing measured for compute: say so
+    # suspicious stays judged against the spec sheet, never the (lower) measured rate
+    assert roofline.too_fast(flops / 800e12 * 1e3, flops, nbytes, measured, "float16") is None

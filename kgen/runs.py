@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import platform
@@ -21,6 +22,7 @@ from typing import Any
 from kgen import __version__
 from kgen.attempt import Attempt
 from kgen.errors import UsageError
+from kgen.nvcc import nvcc_version
 
 SECRET_ENV = ("OPENAI_API_KEY", "KGEN_API_KEY")
 
@@ -64,6 +66,14 @@ def default_run_dir(label: str) -> Path:
     return Path("runs") / f"{stamp}-{label}"
 
 
+def _installed(distribution: str) -> str | None:
+    """A package's version without importing it (torch and cupy are slow to import)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def git_sha() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -87,7 +97,8 @@ class RunDir:
         run = cls(path)
         (path / "attempts").mkdir(parents=True, exist_ok=True)
         versions = {"kgen": __version__, "python": platform.python_version(),
-                    "platform": platform.platform()}
+                    "platform": platform.platform(), "nvcc": nvcc_version(),
+                    **{name: _installed(name) for name in ("torch", "cupy-cuda13x", "openai")}}
         run.write_meta({"config": config, "versions": versions, "git_sha": git_sha(),
                         "status": "running",
                         "started": dt.datetime.now(dt.timezone.utc).isoformat()})

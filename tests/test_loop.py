@@ -78,6 +78,8 @@ def test_compile_errors_go_back_summarized_then_stops_on_clean_compile(tmp_path)
     summary = jobs.finish(task, checker, run_dir, outcome, model)
     assert summary.ok and not summary.validated
     assert (run_dir.path / "best.cu").read_text() == GOOD
+    versions = json.loads((run_dir.path / "run.json").read_text())["versions"]
+    assert versions["nvcc"].startswith("Build cuda_") and versions["torch"]
     for name in ("run.json", "transcript.jsonl", "results.jsonl", "report.md",
                  "attempts/002/kernel.cu", "attempts/002/compile.json", "attempts/002/nvcc.log"):
         assert (run_dir.path / name).is_file(), name

@@ -139,8 +139,11 @@ def local_gpu() -> tuple[str, Arch] | None:
     lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
     if out.returncode != 0 or not lines:
         return None
-    name, cap = (part.strip() for part in lines[0].rsplit(",", 1))
-    number = int(cap.replace(".", ""))
+    name, _, cap = (part.strip() for part in lines[0].rpartition(","))
+    try:
+        number = int(cap.replace(".", ""))
+    except ValueError:  # "[N/A]" or an unexpected format: treat as no usable GPU
+        return None
     return name, Arch(f"sm_{number}", number, "")
 
 

@@ -9,7 +9,7 @@ Expressions use only the spec's size symbols, integers, + - * // %, cdiv, min, m
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kgen import expr
 from kgen.diagnostics import Diagnostic
@@ -18,7 +18,7 @@ from kgen.spec import OpSpec
 _HEADER = re.compile(r"^\s*//\s*kgen:\s*(?P<body>.*)$")
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+#-]*)[^\n]*\n(?P<code>.*?)```", re.DOTALL)
 _CODE_LANGS = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cuh"}
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -45,20 +45,13 @@ class Contract:
     choices: str = ""  # free text the author gives about its key choices (tile=..., warps=...)
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """Source plus its parsed contract; `problems` go back to the model like compile errors."""
-
-    source: str
-    contract: Contract | None
-    problems: tuple[Diagnostic, ...] = ()
-    notes: str = ""  # what the author said it did (the builtin author's reasons)
-    meta: dict = field(default_factory=dict)
-
-
 def strip_reasoning(text: str) -> str:
-    """Remove <think> sections a reasoning model leaves in its reply."""
-    return _THINK.sub("", text)
+    """Drop <think>...</think>, text before a stray </think>, and an unclosed <think> tail."""
+    text = _THINK.sub("", text)
+    if "</think>" in text.lower():
+        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
+    opened = re.search(r"<think>", text, re.IGNORECASE)
+    return (text[:opened.start()] if opened else text).strip()
 
 
 def extract_source(reply: str) -> str | None:

@@ -22,7 +22,7 @@ Exit codes:
 
 
 class KgenGroup(click.Group):
-    """Turns every KgenError into one clear line and its exit code, never a traceback."""
+    """Turns every KgenError (and OSError) into one clear line and its exit code."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
@@ -33,6 +33,10 @@ class KgenGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("kgen: interrupted", err=True)
             sys.exit(130)
+        except OSError as exc:  # an unreadable input or unwritable output path
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"kgen: error: {exc.strerror or exc}{where}", err=True)
+            sys.exit(2)
 
 
 @click.group(cls=KgenGroup, epilog=EXIT_CODES)

@@ -126,6 +126,10 @@ def run_limited(cmd: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[s
         except subprocess.TimeoutExpired:
             kill_group(proc)
             returncode, timed_out = None, True
+        except BaseException:  # Ctrl-C: the child is in its own session and did not get SIGINT
+            kill_group(proc)
+            log_path.unlink(missing_ok=True)
+            raise
         seconds = time.monotonic() - start
         size = log.seek(0, os.SEEK_END)
         log.seek(0)

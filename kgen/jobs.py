@@ -6,7 +6,6 @@ The CLI only parses and prints; this module wires the stages for one run and res
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,6 +196,3 @@ def finish(task: Task, checker: Checker, run_dir: RunDir, outcome: Outcome,
                    outcome.stop_reason, checker.gpu_note, timing.ms if timing else None,
                    timing.speedup if timing else None)
 
-
-def dumps(summary: Summary) -> str:
-    return json.dumps(summary.to_json())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
 from kgen.attempt import Attempt
 from kgen.loop import Outcome
@@ -24,8 +25,8 @@ class Progress:
         self.status.update(f"attempt {next_attempt}: asking the model, compiling, validating…")
         self.status.start()
 
-    def say(self, text: str) -> None:
-        self.console.print(text)
+    def say(self, text: str, markup: bool = True) -> None:
+        self.console.print(text, markup=markup)
 
     def attempt(self, attempt: Attempt, outcome: Outcome) -> None:
         color = _COLORS.get(attempt.status, "white")
@@ -37,11 +38,12 @@ class Progress:
             detail = f"{t.ms:.3f} ms" + (f", {t.speedup:.2f}x of baseline" if t.speedup else "")
         elif attempt.run is not None and attempt.run.message:
             detail = attempt.run.message.splitlines()[0][:90]
+        detail = escape(detail)  # model and worker text is data, never rich markup
         best = outcome.best
         best_text = f"best: #{best.number}" if best else "best: none yet"
         if best is not None and best.best_ms is not None:
             best_text += f" {best.best_ms:.3f} ms"
-        choices = f" [dim]{attempt.choices}[/dim]" if attempt.choices else ""
+        choices = f" [dim]{escape(attempt.choices)}[/dim]" if attempt.choices else ""
         self.status.stop()
         self.console.print(f"attempt {attempt.number:>2} (round {attempt.round}){choices}: "
                            f"[{color}]{attempt.status}[/{color}] {detail}  [dim]{best_text}[/dim]")

@@ -31,11 +31,6 @@ OK_STATUSES = ("compiled", "pass")
 
 def prompts_root() -> Path:
     """The default set's folder: kgen/prompts/ in a wheel, prompts/ beside kgen/ in a checkout."""
-    # kgen/prompts.py shadows the data package kgen.prompts, so importlib.resources cannot find it.
-    here = Path(__file__).resolve().parent
-    for folder in (here / "prompts", here.parent / "prompts"):
-        if folder.is_dir():
-            return folder
     return data_dir("prompts")
 
 

@@ -2,7 +2,7 @@
 
     run.json            config, versions, git SHA, status
     transcript.jsonl    every model call: messages, reply, usage, latency, error
-    attempts/NNN/       kernel.cu, compile.json, summary.txt, nvcc.log, run.json, reply.md
+    attempts/NNN/       kernel.cu, reply.md, compile.json, nvcc.log, feedback.txt, run.json
     results.jsonl       one line per finished attempt (the source of truth for --resume)
     report.md, best.cu
 """
@@ -14,6 +14,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -36,6 +37,13 @@ def write_atomic(path: Path, text: str) -> None:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+    # mkstemp makes the file 0600: keep an existing file's mode, else the usual 0666 & ~umask.
+    if path.exists():
+        shutil.copymode(path, tmp)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
     os.replace(tmp, path)
 
 

@@ -127,3 +127,21 @@ def test_interrupt_exits_130_and_resume_continues(tmp_path, monkeypatch):
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["attempts"] == 2 and summary["best"].endswith("best.cu")
     assert "resuming" in result.output
+
+
+def test_unwritable_output_is_one_line_not_a_traceback(tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text('extern "C" __global__ void k(float* x) { x[0] = 1.f; }\n')
+    result = invoke("compile", str(source), "--arch", "sm_89", "-o", str(tmp_path / "no/x.cubin"))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "No such file or directory" in result.output
+
+
+def test_model_text_is_never_read_as_markup(capsys):
+    from kgen.attempt import Attempt
+    from kgen.loop import Outcome
+    from kgen.progress import Progress
+
+    attempt = Attempt(1, 1, "x", choices="tile=[/x] [bold]", notes="")
+    Progress().attempt(attempt, Outcome([attempt]))
+    assert "tile=[/x] [bold]" in capsys.readouterr().err

@@ -151,3 +151,19 @@ def test_out_dir_that_is_not_empty_is_refused(tmp_path):
     (tmp_path / "run" / "x").write_text("keep me")
     with pytest.raises(Exception, match="not empty"):
         start(tmp_path, [])
+
+
+def test_write_atomic_keeps_the_files_mode(tmp_path):
+    import os
+    import stat
+
+    from kgen.runs import write_atomic
+
+    target = tmp_path / "tool.cu"
+    target.write_text("old")
+    target.chmod(0o755)
+    write_atomic(target, "new")
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o755 and target.read_text() == "new"
+    fresh = tmp_path / "fresh.txt"
+    write_atomic(fresh, "x")
+    assert stat.S_IMODE(os.stat(fresh).st_mode) & 0o044  # readable by others, unlike mkstemp's 0600

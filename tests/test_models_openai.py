@@ -16,9 +16,10 @@ from chat_server import (
 )
 
 from kgen.arch import parse_arch
+from kgen.candidate import strip_reasoning
 from kgen.errors import EnvironmentProblem, ModelFatal, UsageError
 from kgen.models.base import Request
-from kgen.models.openai_backend import OpenAIModel, is_reasoning_model, strip_thinking
+from kgen.models.openai_backend import OpenAIModel, is_reasoning_model
 from kgen.spec import load_op
 from kgen.task import Task
 
@@ -215,9 +216,9 @@ def test_reasoning_name_detection_and_think_stripping():
         assert is_reasoning_model(name), name
     for name in ("gpt-4o", "llama-3.1-70b", "qwen2.5-coder", "mistral-large"):
         assert not is_reasoning_model(name), name
-    assert strip_thinking("<think>a</think>b<THINK>c</THINK>d") == "bd"
-    assert strip_thinking("hidden reasoning</think>answer") == "answer"
-    assert strip_thinking("answer<think>cut off") == "answer"
+    assert strip_reasoning("<think>a</think>b<THINK>c</THINK>d") == "bd"
+    assert strip_reasoning("hidden reasoning</think>answer") == "answer"
+    assert strip_reasoning("answer<think>cut off") == "answer"
 
 
 def test_numeric_settings_from_the_environment():

@@ -271,3 +271,25 @@ def test_memory_limit_failure_is_a_value_that_says_so(sm89, tmp_path, monkeypatc
     assert d.category == "toolchain" and "memory limit" in " ".join(d.notes)
     assert compile_source(GOOD, sm89, limits=Limits(memory_bytes=30 * 1024**2)).cached is False
     assert compile_source(GOOD, sm89).ok  # the failure was not cached for the default limits
+
+
+def test_interrupt_kills_the_childs_process_group(tmp_path, monkeypatch):
+    import os
+    import subprocess
+
+    started = []
+    real_wait = subprocess.Popen.wait
+
+    def interrupted_wait(self, timeout=None):
+        if not started:  # the first wait is run_limited's: the user presses Ctrl-C there
+            started.append(self.pid)
+            raise KeyboardInterrupt
+        return real_wait(self, timeout=timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", interrupted_wait)
+    with pytest.raises(KeyboardInterrupt):
+        isolation.run_limited(["sleep", "37"], cwd=tmp_path, timeout=60,
+                              env=isolation.scrubbed_env())
+    with pytest.raises(ProcessLookupError):
+        os.killpg(started[0], 0)  # nothing of the group is left
+    assert not list(tmp_path.glob(".output-*"))

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from kgen.candidate import strip_reasoning
 from kgen.errors import EnvironmentProblem, ModelFatal, UsageError
 from kgen.models.base import Message, Reply, Request, Usage
 
@@ -26,7 +27,6 @@ _KEYLIKE = re.compile(r"\b(sk|pk|rk|gsk|xai)[-_][A-Za-z0-9_*.\-]{6,}|Bearer\s+\S
                       r"\b[A-Za-z0-9]{32,}\b", re.IGNORECASE)
 _CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens",
                       re.IGNORECASE)
-_THINK_PAIR = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _UNSUPPORTED = re.compile(r"(unsupported|not supported|does not support|unrecognized|unknown)"
                           r".{0,80}(max_tokens|temperature)|(max_tokens|temperature).{0,80}"
                           r"(unsupported|not supported|max_completion_tokens)",
@@ -38,22 +38,13 @@ def is_reasoning_model(name: str) -> bool:
     return bool(_REASONING.search(name))
 
 
-def strip_thinking(text: str) -> str:
-    """Drop <think>...</think>, text before a stray </think>, and an unclosed <think> tail."""
-    text = _THINK_PAIR.sub("", text)
-    if "</think>" in text.lower():
-        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
-    opened = re.search(r"<think>", text, re.IGNORECASE)
-    return (text[:opened.start()] if opened else text).strip()
-
-
 def clean_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, str]]:
     """Only role and content go out; reasoning text in an assistant turn is never sent back."""
     out = []
     for m in messages:
         content = m["content"]
         if m["role"] == "assistant":
-            content = strip_thinking(content)
+            content = strip_reasoning(content)
         out.append({"role": m["role"], "content": content})
     return out
 
@@ -209,7 +200,7 @@ class OpenAIModel:
         choices = getattr(response, "choices", None) or []
         message = choices[0].message if choices else None
         # reasoning_content / reasoning fields are simply never read into the reply text.
-        text = strip_thinking(getattr(message, "content", None) or "")
+        text = strip_reasoning(getattr(message, "content", None) or "")
         usage = getattr(response, "usage", None)
         counted = Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
                         int(getattr(usage, "completion_tokens", 0) or 0))

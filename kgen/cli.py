@@ -112,7 +112,8 @@ def _model_options(func):
         click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                      help="Run directory (default runs/<UTC time>-<op>-<arch>/)."),
         click.option("--resume", type=click.Path(file_okay=False, path_type=Path),
-                     help="Continue the run in this directory (other options are ignored)."),
+                     help="Continue the run in this directory with its saved settings; only "
+                          "--model/--base-url/--backend given now replace the saved ones."),
         click.option("--no-gpu", is_flag=True, help="Compile only, even if a GPU is present."),
         click.option("--unsafe-no-sandbox", is_flag=True,
                      help="Run candidates without bubblewrap isolation (not recommended)."),
@@ -156,7 +157,7 @@ def generate(op, op_file, arch, dtype, rounds, candidates, patience, time_budget
 
 
 @main.command(epilog=EXIT_CODES)
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--arch", help="Target, e.g. sm_89; default: the local GPU's.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the fixed file (default: FILE with .fixed.cu).")
@@ -166,14 +167,18 @@ def generate(op, op_file, arch, dtype, rounds, candidates, patience, time_budget
 @_model_options
 def fix(file, arch, output, in_place, max_attempts, **common) -> None:
     """Make FILE compile (and, when its contract names a known op and a GPU is here, pass
-    validation). Never overwrites FILE unless --in-place; prints what changed."""
+    validation). Never overwrites FILE unless --in-place; prints what changed. With --resume DIR,
+    FILE may be left out (the run directory knows it)."""
+    from kgen.errors import UsageError
+    from kgen.fixout import write_fixed
     from kgen.jobs import JobConfig
 
-    config = JobConfig("fix", arch, input_path=str(file), rounds=max_attempts, patience=0)
-    summary = _run_job(config, exit_after=False, **common)
-    from kgen.fixout import write_fixed
-
-    written = write_fixed(Path(config.input_path or file), summary, output, in_place,
+    if file is None and common["resume"] is None:
+        raise UsageError("kgen fix needs FILE (or --resume DIR); see kgen fix --help")
+    config = JobConfig("fix", arch, input_path=str(file) if file else None, rounds=max_attempts,
+                       patience=0)
+    summary, config = _run_job(config, exit_after=False, **common)
+    written = write_fixed(Path(str(config.input_path)), summary, output, in_place,
                           echo=lambda s: click.echo(s, err=True))
     if common["as_json"]:
         click.echo(json.dumps(summary.to_json() | {"written": written}))
@@ -205,12 +210,14 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
         outcome = run_loop(task, model, checker, run_dir, config.budget(), history,
                            config.prompt_set, progress.attempt)
     except KeyboardInterrupt:
-        run_dir.update_meta(status="interrupted")
+        progress.status.stop()
+        jobs.close_early(task, checker, run_dir, model, "interrupted")
         click.echo(f"kgen: interrupted; continue with: kgen {task.mode} --resume {run_dir.path}",
                    err=True)
         sys.exit(130)
     except KgenError as exc:
-        run_dir.update_meta(status=f"stopped: {exc}")
+        progress.status.stop()
+        jobs.close_early(task, checker, run_dir, model, f"stopped: {exc}")
         click.echo(f"kgen: the run directory {run_dir.path} keeps every finished attempt; "
                    f"continue with: kgen {task.mode} --resume {run_dir.path}", err=True)
         raise
@@ -222,7 +229,7 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
         if as_json:
             click.echo(json.dumps(summary.to_json()))
         sys.exit(0 if summary.ok else 1)
-    return summary
+    return summary, config
 
 
 def _print_summary(progress, summary) -> None:

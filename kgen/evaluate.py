@@ -99,7 +99,11 @@ def evaluate(compile_result: CompileResult, contract: Contract | None, task: Tas
     if how.message:
         result = replace(result, note="; ".join(n for n in (how.message, result.note) if n))
     if result.verdict in client.BAD_ENDINGS:
-        result = replace(result, extra={**result.extra, "canary": ensure_healthy(options)})
+        try:
+            canary = {"canary": ensure_healthy(options)}
+        except EnvironmentProblem as exc:  # the loop saves this attempt, then stops the run
+            canary = {"gpu_unhealthy": str(exc)}
+        result = replace(result, extra={**result.extra, **canary})
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 

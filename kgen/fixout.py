@@ -17,6 +17,8 @@ def write_fixed(path: Path, summary: Summary, output: Path | None, in_place: boo
     if summary.best is None:
         echo(f"not fixed: see {summary.run_dir}/report.md for the remaining errors")
         return None
+    if output is not None and output.resolve() == path.resolve():
+        in_place = True  # -o naming the input itself: never without the backup
     original = path.read_bytes().decode("utf-8", errors="replace")
     fixed = Path(summary.best).read_text()
     if fixed == original:

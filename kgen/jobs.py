@@ -19,6 +19,8 @@ from kgen.errors import UsageError
 from kgen.evaluate import EvalOptions, evaluate, plan
 from kgen.loop import Budget, Checker, Outcome
 from kgen.models.base import Model
+from kgen.models.openai_backend import safe_url
+from kgen.prompts import list_prompt_sets
 from kgen.runs import RunDir, default_run_dir
 from kgen.spec import available_ops, load_op
 from kgen.task import Task
@@ -126,10 +128,22 @@ def build_checker(task: Task, config: JobConfig) -> Checker:
 def start(config: JobConfig, out: Path | None, model: Model) -> tuple[Task, Checker, RunDir]:
     task = build_task(config)
     label = f"{task.spec.name if task.spec and task.mode == 'generate' else 'fix'}-{task.arch.name}"
-    run_dir = RunDir.create(out or default_run_dir(label), dataclasses.asdict(config)
-                            | {"arch": task.arch.name, "dtype": task.dtype,
-                               "model_description": model.describe()})
+    saved = dataclasses.asdict(_for_resume(config)) | {
+        "arch": task.arch.name, "dtype": task.dtype, "model_description": model.describe()}
+    run_dir = RunDir.create(out or default_run_dir(label), saved)
     return task, build_checker(task, config), run_dir
+
+
+def _for_resume(config: JobConfig) -> JobConfig:
+    """What run.json keeps: absolute paths (resume from anywhere), no credentials in the URL."""
+    def absolute(path: str | None) -> str | None:
+        return str(Path(path).resolve()) if path and Path(path).exists() else path
+
+    return dataclasses.replace(config, input_path=absolute(config.input_path),
+                               op_file=absolute(config.op_file),
+                               prompt_set=config.prompt_set if config.prompt_set in
+                               list_prompt_sets() else absolute(config.prompt_set) or "default",
+                               base_url=safe_url(config.base_url) if config.base_url else None)
 
 
 def prepare(config: JobConfig, out: Path | None, resume: Path | None
@@ -137,7 +151,12 @@ def prepare(config: JobConfig, out: Path | None, resume: Path | None
     """Start a run directory, or reopen one to resume it (its saved configuration wins)."""
     if resume is not None:
         run_dir = RunDir.open(resume)
-        config = load_config(run_dir)
+        # The saved configuration wins, except the model options given now (another model may
+        # carry on; credentials kept out of run.json come back this way).
+        saved = load_config(run_dir)
+        config = dataclasses.replace(saved, backend=config.backend or saved.backend,
+                                     model=config.model or saved.model,
+                                     base_url=config.base_url or saved.base_url)
         model = models.resolve_model(config.backend, config.model, config.base_url)
         task = build_task(config)
         checker = build_checker(task, config)
@@ -181,7 +200,8 @@ def seed_fix(task: Task, checker: Checker, run_dir: RunDir) -> Attempt:
 
 
 def finish(task: Task, checker: Checker, run_dir: RunDir, outcome: Outcome,
-           model: Model) -> Summary:
+           model: Model, status: str = "finished") -> Summary:
+    """Write best.cu, report.md and the final status; the summary the CLI prints."""
     best = outcome.best
     validated = best is not None and best.passed
     ok = validated if checker.evaluator is not None and task.spec is not None else best is not None
@@ -190,9 +210,14 @@ def finish(task: Task, checker: Checker, run_dir: RunDir, outcome: Outcome,
     best_path = str(run_dir.write_best(best.source)) if best and best.source else None
     run_dir.write_report(report.render(task, outcome, checker.gpu_note, model.describe()))
     timing = best.run.timings[0] if best and best.run and best.run.timings else None
-    run_dir.update_meta(status="finished", stop_reason=outcome.stop_reason,
+    run_dir.update_meta(status=status, stop_reason=outcome.stop_reason,
                         best_attempt=best.number if best else None)
     return Summary(ok, best_path, len(outcome.attempts), validated, str(run_dir.path),
                    outcome.stop_reason, checker.gpu_note, timing.ms if timing else None,
                    timing.speedup if timing else None)
 
+
+def close_early(task: Task, checker: Checker, run_dir: RunDir, model: Model, status: str) -> None:
+    """After Ctrl-C or a fatal error: report and best.cu from the finished attempts on disk."""
+    outcome = Outcome(load_history(run_dir, task, checker), stop_reason=status)
+    finish(task, checker, run_dir, outcome, model, status=status)

@@ -15,6 +15,7 @@ from kgen import nvcc, prompts
 from kgen.attempt import Attempt, best_attempt
 from kgen.candidate import Contract, extract_source, parse_contract
 from kgen.diagnostics import Diagnostic
+from kgen.errors import EnvironmentProblem
 from kgen.models.base import Model, Reply, Request
 from kgen.runs import RunDir
 from kgen.task import Task
@@ -99,6 +100,8 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
             run_dir.save_attempt(attempt, reply.text)
             outcome.attempts.append(attempt)
             on_attempt(attempt, outcome)
+            if attempt.run is not None and "gpu_unhealthy" in attempt.run.extra:
+                raise EnvironmentProblem(attempt.run.extra["gpu_unhealthy"])
 
 
 def _should_stop(outcome: Outcome, budget: Budget, start: float, validating: bool) -> str:

@@ -120,6 +120,7 @@ def test_interrupt_exits_130_and_resume_continues(tmp_path, monkeypatch):
     assert result.exit_code == 130 and "--resume" in result.output
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     assert len((run / "results.jsonl").read_text().splitlines()) == 1
+    assert "compile error" in (run / "report.md").read_text()  # the report covers what ran
 
     model.source, model.calls = good, -5
     result = invoke("generate", "--resume", str(run), "--json")
@@ -145,3 +146,40 @@ def test_model_text_is_never_read_as_markup(capsys):
     attempt = Attempt(1, 1, "x", choices="tile=[/x] [bold]", notes="")
     Progress().attempt(attempt, Outcome([attempt]))
     assert "tile=[/x] [bold]" in capsys.readouterr().err
+
+
+def test_fix_resumes_without_file_from_another_folder(tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(FIXABLE / "missing_semicolon.cu", work / "k.cu")
+    monkeypatch.chdir(work)
+    (tmp_path / "script.json").write_text(json.dumps(["no code"]))
+    result = invoke("fix", "k.cu", "--arch", "sm_89", "--max-attempts", "1", "--out", "run",
+                    "--backend", "scripted", env={"KGEN_SCRIPT": str(tmp_path / "script.json")})
+    assert result.exit_code == 1, result.output
+    saved = json.loads((work / "run/run.json").read_text())["config"]
+    assert saved["input_path"] == str(work / "k.cu")  # absolute: resumable from anywhere
+    monkeypatch.chdir(tmp_path)
+    result = invoke("fix", "--resume", str(work / "run"), "--backend", "builtin")
+    assert result.exit_code == 1 and "resuming" in result.output, result.output
+    assert "all 1 rounds used" in result.output  # the saved budget holds
+
+
+def test_credentials_in_the_base_url_stay_out_of_run_json(tmp_path, monkeypatch):
+    from kgen import jobs
+
+    config = jobs.JobConfig("generate", "sm_89", op="gemm", backend="builtin",
+                            base_url="http://user:s3cretpassw0rd@localhost:8000/v1")
+    _, _, run_dir = jobs.start(config, tmp_path / "run", jobs.models.get_model("builtin"))
+    text = (run_dir.path / "run.json").read_text()
+    assert "s3cretpassw0rd" not in text and "localhost:8000/v1" in text
+
+
+def test_fix_output_naming_the_input_keeps_a_backup(tmp_path):
+    broken = tmp_path / "k.cu"
+    shutil.copy(FIXABLE / "missing_semicolon.cu", broken)
+    before = broken.read_text()
+    result = invoke("fix", str(broken), "--arch", "sm_89", "-o", str(broken),
+                    "--out", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "k.cu.orig").read_text() == before

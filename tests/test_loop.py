@@ -167,3 +167,17 @@ def test_write_atomic_keeps_the_files_mode(tmp_path):
     fresh = tmp_path / "fresh.txt"
     write_atomic(fresh, "x")
     assert stat.S_IMODE(os.stat(fresh).st_mode) & 0o044  # readable by others, unlike mkstemp's 0600
+
+
+def test_a_candidate_that_breaks_the_gpu_is_saved_before_the_run_stops(tmp_path):
+    from kgen.errors import EnvironmentProblem
+
+    def evaluator(compiled, contract, task):
+        return RunResult("crash", "illegal address", extra={"gpu_unhealthy": "canary failed"})
+
+    model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD)])
+    with pytest.raises(EnvironmentProblem, match="canary failed"):
+        run_loop(task, model, Checker(evaluator), run_dir, cfg.budget(), [])
+    records = run_dir.finished_records()
+    assert [r["status"] for r in records] == ["crash"]
+    assert (run_dir.attempt_dir(1) / "kernel.cu").read_text() == GOOD

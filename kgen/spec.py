@@ -11,6 +11,7 @@ import yaml
 from kgen import expr
 from kgen.errors import UsageError
 from kgen.resources import data_dir
+from sandbox.reference import check as check_reference
 
 DTYPES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 CTYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16", "float64": "double"}
@@ -122,8 +123,11 @@ def _build(data: Any, path: Path) -> OpSpec:
     for dname, d in _field(data, "dtypes", dict).items():
         if dname not in DTYPES:
             raise ValueError(f"field 'dtypes.{dname}': unknown dtype (known: {', '.join(DTYPES)})")
-        dtypes[dname] = Tolerance(str(_field(d, "reference", str)),
-                                  float(_field(d, "atol", (int, float))),
+        reference = str(_field(d, "reference", str))
+        if reference not in DTYPES:
+            raise ValueError(f"field 'dtypes.{dname}.reference': unknown dtype {reference!r} "
+                             f"(known: {', '.join(DTYPES)})")
+        dtypes[dname] = Tolerance(reference, float(_field(d, "atol", (int, float))),
                                   float(_field(d, "rtol", (int, float))))
     test_sizes = tuple(_sizes(s, symbols, "test_sizes") for s in _field(data, "test_sizes", list))
     bench_sizes = tuple(_sizes(s, symbols, "bench_sizes")
@@ -131,8 +135,13 @@ def _build(data: Any, path: Path) -> OpSpec:
     flops, nbytes = str(_field(data, "flops", (str, int))), str(_field(data, "bytes", (str, int)))
     _check_expr(flops, symbols, "flops")
     _check_expr(nbytes, symbols | {"ELEM"}, "bytes")
+    reference = str(_field(data, "reference", str))
+    try:
+        check_reference(reference, [t.name for t in tensors if t.role == "input"])
+    except UsageError as exc:
+        raise ValueError(f"field 'reference': {exc}") from exc
     return OpSpec(str(_field(data, "name", str)), str(data.get("description", "")).strip(),
-                  sizes, tuple(tensors), dtypes, str(_field(data, "reference", str)),
+                  sizes, tuple(tensors), dtypes, reference,
                   test_sizes, bench_sizes, flops, nbytes, path.parent)
 
 

@@ -7,7 +7,7 @@ Allowed: the input names, numbers, + - * / @ **, unary minus, `.T`/`.mT`, and ca
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kgen.errors import UsageError
@@ -22,44 +22,78 @@ _BINOPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div:
 
 def evaluate(text: str, tensors: Mapping[str, Any]) -> Any:
     """The value of the reference expression with these tensors bound to their names."""
+    return _walk(_parse(text), tensors, text, _function)
+
+
+def check(text: str, names: Iterable[str]) -> None:
+    """UsageError unless `text` is a valid reference over these input names (no torch needed)."""
+    _walk(_parse(text), {name: _Symbol() for name in names}, text, _stand_in)
+
+
+class _Symbol:
+    """Stands in for a tensor when only the form of the expression is checked."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self if name in ("T", "mT") else (lambda *args, **kwargs: self)
+
+    def __neg__(self) -> _Symbol:
+        return self
+
+
+def _parse(text: str) -> ast.AST:
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        return ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise UsageError(f"cannot parse the reference expression {text!r}") from exc
-    return _walk(tree.body, tensors, text)
 
 
-def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str) -> Any:
+def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str, functions: Any) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
         return node.value
     if isinstance(node, ast.Name) and node.id in tensors:
         return tensors[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _walk(node.left, tensors, text), _walk(node.right, tensors, text)
+        left = _walk(node.left, tensors, text, functions)
+        right = _walk(node.right, tensors, text, functions)
         return getattr(left, _BINOPS[type(node.op)])(right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_walk(node.operand, tensors, text)
+        return -_walk(node.operand, tensors, text, functions)
     if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
-        return getattr(_walk(node.value, tensors, text), node.attr)
+        return getattr(_walk(node.value, tensors, text, functions), node.attr)
     if isinstance(node, ast.Call):
-        func = _function(node.func, text)
-        args = [_walk(a, tensors, text) for a in node.args]
+        func = functions(node.func, text)
+        args = [_walk(a, tensors, text, functions) for a in node.args]
         kwargs = {k.arg: _constant(k.value, text) for k in node.keywords if k.arg}
         return func(*args, **kwargs)
     raise UsageError(f"not allowed in a reference expression: {ast.unparse(node)!r} in {text!r}")
 
 
+_PREFIXES = ("torch.nn.functional.", "F.", "torch.")
+
+
+def _allowed(node: ast.AST, text: str) -> tuple[str, str]:
+    """(prefix, name) of an allowed function, else UsageError."""
+    dotted = ast.unparse(node)
+    for prefix in _PREFIXES:
+        if dotted.startswith(prefix) and dotted[len(prefix):] in _TORCH_FUNCS:
+            return prefix, dotted[len(prefix):]
+    raise UsageError(f"function {dotted!r} is not allowed in a reference expression {text!r} "
+                     f"(allowed: torch.{{{', '.join(sorted(_TORCH_FUNCS))}}})")
+
+
 def _function(node: ast.AST, text: str) -> Any:
     import torch
 
-    dotted = ast.unparse(node)
-    for prefix, module in (("torch.nn.functional.", torch.nn.functional), ("F.",
-                           torch.nn.functional), ("torch.", torch)):
-        name = dotted[len(prefix):]
-        if dotted.startswith(prefix) and name in _TORCH_FUNCS and hasattr(module, name):
-            return getattr(module, name)
-    raise UsageError(f"function {dotted!r} is not allowed in a reference expression {text!r} "
-                     f"(allowed: torch.{{{', '.join(sorted(_TORCH_FUNCS))}}})")
+    prefix, name = _allowed(node, text)
+    module = torch if prefix == "torch." else torch.nn.functional
+    if not hasattr(module, name):
+        raise UsageError(f"{prefix}{name} does not exist in this torch ({text!r})")
+    return getattr(module, name)
+
+
+def _stand_in(node: ast.AST, text: str) -> Any:
+    _allowed(node, text)
+    return lambda *args, **kwargs: _Symbol()
 
 
 def _constant(node: ast.AST, text: str) -> Any:

@@ -45,11 +45,20 @@ def _write(tmp_path, change):
     (lambda d: d["bench_sizes"].append({"M": 1, "N": 0, "K": 1}), "bench_sizes"),
     (lambda d: d.update(flops="2 * M * N * K ** 2"), "flops"),
     (lambda d: d.update(bytes="__import__('os')"), "not allowed"),
+    (lambda d: d.update(reference="A @@ X"), "'reference'"),
+    (lambda d: d.update(reference="A @ Q"), "'reference'"),
+    (lambda d: d.update(reference="torch.load('x') @ B"), "not allowed"),
+    (lambda d: d["dtypes"]["float32"].update(reference="float99"), "dtypes.float32.reference"),
 ])
 def test_bad_spec_names_the_field(tmp_path, change, field):
     with pytest.raises(UsageError, match="invalid spec") as err:
         load_op(path=_write(tmp_path, change))
     assert field in str(err.value)
+
+
+def test_reference_may_use_allowed_torch_functions(tmp_path):
+    path = _write(tmp_path, lambda d: d.update(reference="torch.relu(A @ B) * 2 - torch.sum(B.T)"))
+    assert load_op(path=path).reference.startswith("torch.relu")
 
 
 def test_unreadable_and_unknown(tmp_path):

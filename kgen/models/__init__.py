@@ -15,7 +15,8 @@ from kgen.models.base import Message, Model, Reply, Request, Usage
 __all__ = ["Message", "Model", "Reply", "Request", "Usage", "get_model", "known_models",
            "resolve_model", "endpoint_configured"]
 
-ENDPOINT_ENV = ("KGEN_BASE_URL", "OPENAI_BASE_URL", "KGEN_MODEL", "KGEN_API_KEY", "OPENAI_API_KEY")
+# A key alone names no model: with only OPENAI_API_KEY set, kgen stays offline with `builtin`.
+ENDPOINT_ENV = ("KGEN_BASE_URL", "OPENAI_BASE_URL", "KGEN_MODEL")
 
 
 def _builtin(**settings: Any) -> Model:
@@ -74,10 +75,10 @@ def get_model(name: str, *, model: str | None = None, base_url: str | None = Non
 
 
 def endpoint_configured(model: str | None = None, base_url: str | None = None,
-                        api_key: str | None = None, env: Mapping[str, str] | None = None) -> bool:
+                        env: Mapping[str, str] | None = None) -> bool:
     """True when the user named a model or an endpoint, by option or environment."""
     env = os.environ if env is None else env
-    return bool(model or base_url or api_key or any(env.get(k) for k in ENDPOINT_ENV))
+    return bool(model or base_url or any(env.get(k) for k in ENDPOINT_ENV))
 
 
 def resolve_model(backend: str | None = None, model: str | None = None,
@@ -91,7 +92,7 @@ def resolve_model(backend: str | None = None, model: str | None = None,
     if backend is None and named in known_models():
         backend, model = named, None
     if backend is None:
-        configured = endpoint_configured(model, base_url, api_key, env)
+        configured = endpoint_configured(model, base_url, env)
         backend = "openai" if configured else "builtin"
     return get_model(backend, model=model, base_url=base_url, api_key=api_key, timeout=timeout,
                      env=env, **settings)

@@ -126,6 +126,7 @@ def supported_archs() -> tuple[str, ...]:
     return tuple(sorted(codes, key=lambda c: int(c[3:])))
 
 
+@functools.cache
 def local_gpu() -> tuple[str, Arch] | None:
     """(name, arch) of GPU 0 via nvidia-smi, without creating a CUDA context; None if no GPU."""
     smi = shutil.which("nvidia-smi")

@@ -201,7 +201,10 @@ def _run_job(config, model_name, base_url, backend, prompt_set, out, resume, no_
     config, model, task, checker, run_dir, history = jobs.prepare(config, out, resume)
     if resume is not None:
         progress.say(f"resuming {run_dir.path} after {len(history)} finished attempt(s)")
-    progress.say(f"kgen {task.label} with {model.describe()}")
+    if config.unsafe_no_sandbox:
+        progress.say("[bold red]UNSAFE: --unsafe-no-sandbox: candidates run on the GPU without "
+                     "bubblewrap isolation[/bold red]")
+    progress.say(f"kgen {task.label} with {model.describe()}", markup=False)
     progress.say(f"run directory: {run_dir.path}   GPU: {checker.gpu_note}")
     for attempt in history:
         progress.attempt(attempt, jobs.Outcome(history))

@@ -6,6 +6,7 @@ for, and never creates a CUDA context itself.
 
 from __future__ import annotations
 
+import importlib.util
 import secrets
 import time
 from dataclasses import dataclass, replace
@@ -44,7 +45,7 @@ class EvalOptions:
 class Plan:
     """Whether and how code for `target` runs on the local GPU."""
 
-    mode: str  # native | ptx | no | no-gpu
+    mode: str  # native | ptx | no | no-gpu | no-stack (torch or cupy missing)
     local: str  # "NVIDIA H200, sm_90" or ""
     message: str  # what to tell the user ("" when native)
 
@@ -56,6 +57,11 @@ class Plan:
     @property
     def runnable(self) -> bool:
         return self.mode in ("native", "ptx")
+
+
+def missing_stack() -> list[str]:
+    """The worker's GPU Python packages this environment lacks (looked up, not imported)."""
+    return [m for m in ("torch", "cupy") if importlib.util.find_spec(m) is None]
 
 
 def gpu_available() -> bool:
@@ -71,6 +77,10 @@ def plan(target: Arch) -> Plan:
                     "or timed")
     name, local = found
     where = f"{name}, {local.name}"
+    missing = missing_stack()
+    if missing:
+        return Plan("no-stack", where, f"{' and '.join(missing)} not installed (pip install "
+                    "'kgen[gpu]'): candidates are compiled but not validated or timed")
     mode = can_run_on(target, local)
     if mode == "native":
         return Plan(mode, where, "")

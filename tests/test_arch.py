@@ -70,6 +70,15 @@ def test_can_run_on(target, local, expected):
     assert can_run_on(_a(target), _a(local)) == expected
 
 
+@pytest.fixture
+def fresh_gpu_query():
+    """local_gpu() is cached per process (the GPU does not change during a run)."""
+    local_gpu.cache_clear()
+    yield
+    local_gpu.cache_clear()
+
+
+@pytest.mark.usefixtures("fresh_gpu_query")
 def test_local_gpu_reads_nvidia_smi(tmp_path, monkeypatch):
     fake = tmp_path / "nvidia-smi"
     fake.write_text("#!/bin/sh\necho 'NVIDIA H200, 9.0'\n")
@@ -79,10 +88,13 @@ def test_local_gpu_reads_nvidia_smi(tmp_path, monkeypatch):
     assert name == "NVIDIA H200" and found == Arch("sm_90", 90, "")
 
 
-def test_local_gpu_is_none_without_nvidia_smi_or_devices(tmp_path, monkeypatch):
+@pytest.mark.usefixtures("fresh_gpu_query")
+@pytest.mark.parametrize("script", [None, "echo 'No devices were found' >&2\nexit 6",
+                                    "echo 'NVIDIA H200, [N/A]'"])
+def test_local_gpu_is_none_without_nvidia_smi_or_devices(tmp_path, monkeypatch, script):
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert local_gpu() is None
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 'No devices were found' >&2\nexit 6\n")
-    fake.chmod(0o755)
+    if script is not None:
+        fake = tmp_path / "nvidia-smi"
+        fake.write_text(f"#!/bin/sh\n{script}\n")
+        fake.chmod(0o755)
     assert local_gpu() is None

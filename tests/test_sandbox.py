@@ -160,6 +160,10 @@ def test_quick_options_time_only_the_first_bench_size():
 
 def test_plan_for_mismatched_archs(monkeypatch):
     monkeypatch.setattr(evaluate, "local_gpu", lambda: ("NVIDIA H200", Arch("sm_90", 90, "")))
+    monkeypatch.setattr(evaluate, "missing_stack", lambda: ["cupy"])
+    lacking = evaluate.plan(parse_arch("sm_90", check_nvcc=False))
+    assert not lacking.runnable and "cupy not installed" in lacking.message
+    monkeypatch.setattr(evaluate, "missing_stack", lambda: [])
     assert evaluate.plan(parse_arch("sm_90", check_nvcc=False)).mode == "native"
     ptx = evaluate.plan(parse_arch("sm_89", check_nvcc=False))
     assert ptx.embed_ptx and "timings are for the local GPU" in ptx.message

@@ -88,14 +88,24 @@ def _ms(result: RunResult | None, i: int) -> float | None:
     return result.timings[i].ms
 
 
+IMPLS = ("reference naive", "builtin best", "cuBLAS", "Triton")
+
+
 def table(rows: list[dict]) -> str:
-    lines = ["| dtype | M x N x K | kernel | ms | TFLOP/s | vs cuBLAS |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    """Side by side: one line per dtype and size, TFLOP/s (ratio to cuBLAS) per implementation."""
+    lines = ["| dtype | M x N x K | " + " | ".join(IMPLS) + " |",
+             "| --- | --- | " + " | ".join("---:" for _ in IMPLS) + " |"]
+    cells: dict[tuple[str, str], dict[str, str]] = {}
     for r in rows:
-        ms = f"{r['ms']:.3f}" if r["ms"] else "-"
-        tf = f"{r['tflops']:.1f}" if r["tflops"] else "-"
-        ratio = f"{r['vs_cublas']:.2f}x" if r["vs_cublas"] else "-"
-        lines.append(f"| {r['dtype']} | {r['size']} | {r['impl']} | {ms} | {tf} | {ratio} |")
+        text = "-"
+        if r["ms"]:
+            text = f"{r['tflops']:.1f} TFLOP/s, {r['ms']:.3f} ms"
+            if r["vs_cublas"] and r["impl"] != "cuBLAS":
+                text += f" ({r['vs_cublas']:.2f}x)"
+        cells.setdefault((r["dtype"], r["size"]), {})[r["impl"]] = text
+    for (dtype, size), by_impl in cells.items():
+        lines.append(f"| {dtype} | {size} | " + " | ".join(by_impl.get(i, "-") for i in IMPLS)
+                     + " |")
     return "\n".join(lines)
 
 

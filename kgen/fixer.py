@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kgen.diagnostics import Diagnostic
+from kgen.ptxmap import brace_depths, identifiers
 
 ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
 
@@ -130,7 +131,7 @@ def _undefined(work: _Work, d: Diagnostic) -> bool:
         return False
     name, text = m.group("name"), work.line(d.line)
     hinted = [h for note in d.notes for h in re.findall(r"did you mean `(\w+)`", note)]
-    known = _identifiers(work.lines) - {name}
+    known = identifiers("\n".join(work.lines)) - _KEYWORDS - {name}
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
     best = next((h for h in hinted if h in known), None) or (close[0] if close else None)
     if best is None or not re.search(rf"\b{name}\b", text):
@@ -139,12 +140,6 @@ def _undefined(work: _Work, d: Diagnostic) -> bool:
     work.edits.append(f"line {d.line}: `{name}` is undefined; replaced it with the declared "
                       f"name `{best}`")
     return True
-
-
-def _identifiers(lines: list[str]) -> set[str]:
-    code = "\n".join(re.sub(r"//.*", "", t) for t in lines)
-    code = re.sub(r'"[^"\n]*"', "", code)
-    return set(re.findall(r"\b[A-Za-z_]\w*\b", code)) - _KEYWORDS
 
 
 def _semicolon(work: _Work, d: Diagnostic) -> bool:
@@ -173,7 +168,7 @@ def _brace(work: _Work, d: Diagnostic) -> bool:
     if 'expected a "}"' not in d.message:
         return False
     if "brace" not in work.done:
-        opened = sum(t.count("{") - t.count("}") for t in map(_code, work.lines))
+        opened = (brace_depths("\n".join(work.lines)) or [0])[-1]
         if opened <= 0:
             return False
         work.done.add("brace")

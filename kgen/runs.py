@@ -83,12 +83,18 @@ def _installed(distribution: str) -> str | None:
 
 
 def git_sha() -> str | None:
+    """kgen's own commit when it runs from a checkout (with -dirty for local changes), else None."""
+    here = Path(__file__).resolve().parent
+    if not (here.parent / ".git").exists():
+        return None  # an installed wheel: the version says what it is
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=5, cwd=Path(__file__).resolve().parent)
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=here).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, cwd=here).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None
+    return (sha + ("-dirty" if dirty else "")) or None
 
 
 class RunDir:

@@ -5,12 +5,17 @@
 set -euo pipefail
 mkdir -p .deb .whl
 (cd .deb && apt-get download bubblewrap)
-openai_version=$(python3 -c "import importlib.metadata as m; print(m.version('openai'))")
-for pkg in "openai==$openai_version" distro jiter pydantic pydantic-core sniffio annotated-types \
-    typing-inspection httpx2 httpcore2 anyio typing-extensions truststore idna h11; do
+fetch() {
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-    --platform manylinux2014_x86_64 -d .whl "$pkg"
+    --platform manylinux2014_x86_64 -d .whl "$1"
+}
+openai_version=$(python3 -c "import importlib.metadata as m; print(m.version('openai'))")
+for pkg in "openai==$openai_version" distro jiter pydantic sniffio annotated-types \
+    typing-inspection httpx2 httpcore2 anyio typing-extensions truststore idna h11; do
+  fetch "$pkg"
 done
-# pydantic pins pydantic-core exactly: keep the pair pip chose for pydantic.
+# pydantic pins pydantic-core exactly: fetch the version it names.
+core=$(unzip -p .whl/pydantic-2*.whl '*/METADATA' | sed -n 's/^Requires-Dist: pydantic-core==//p')
+fetch "pydantic-core==$core"
 ls .deb .whl

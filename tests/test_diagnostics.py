@@ -76,7 +76,6 @@ def test_broken_kernel_names_its_root(path: Path):
     for d in result.errors:
         assert d.line in allowed, f"{path.name}: unexpected error {d}\n{result.summary}"
     assert len(result.summary) <= 3000
-    assert result.log not in result.summary or not result.log.strip()
     for raw_marker in ("kernel.cu(", "/tmp/kgen-nvcc", "errors detected", "ptxas info", "^\n\n"):
         assert raw_marker not in result.summary, result.summary  # records, never the raw log
     for want in wanted:

@@ -48,33 +48,11 @@ def _kernel():
     return matmul
 
 
-def time_callable(fn, budget_s: float = 2.0) -> float:
-    """Median ms of fn, timed as the sandbox times candidates: events, L2 flushed before each."""
-    import time
-
-    import torch
-
-    from sandbox.bench import MAX_REPS, MIN_REPS, flush_buffer, percentile
-
-    flush = flush_buffer()
-    fn()
-    torch.cuda.synchronize()
-    times: list[float] = []
-    deadline = time.monotonic() + budget_s
-    while len(times) < MAX_REPS and (len(times) < MIN_REPS or time.monotonic() < deadline):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return percentile(times, 50)
-
-
 def run(dtype: str, sizes: list[tuple[int, int, int]]) -> dict[str, float]:
     import torch
     import triton
+
+    from sandbox.bench import time_callable
 
     kernel = _kernel()
     tdtype = getattr(torch, dtype)

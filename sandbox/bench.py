@@ -77,6 +77,22 @@ def measure_matmul_rate(dtype: str, n: int = 4096) -> float | None:
         return None
 
 
+def time_callable(fn: Any, budget_s: float = 2.0) -> float:
+    """Median ms of fn, timed as candidates are (events, L2 flushed before each); for make bench."""
+    import torch
+
+    flush = flush_buffer()
+    fn()
+    torch.cuda.synchronize()
+    times: list[float] = []
+    deadline = time.monotonic() + budget_s
+    while len(times) < MAX_REPS and (len(times) < MIN_REPS or time.monotonic() < deadline):
+        start, end = _timed(fn, flush, lambda: None)
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return percentile(times, 50)
+
+
 def _timed(fn: Any, flush: Any, before: Any) -> tuple[Any, Any]:
     import torch
 

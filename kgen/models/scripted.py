@@ -29,10 +29,6 @@ class ScriptedModel:
     def describe(self) -> str:
         return f"scripted model: {len(self._replies)} canned replies (for tests, not a real model)"
 
-    @property
-    def remaining(self) -> int:
-        return len(self._replies) - len(self.requests)
-
     def complete(self, request: Request) -> Reply:
         """Record the request and return the next reply; ScriptExhausted when none is left."""
         self.requests.append(request)

@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install install-test test test-gpu bench device-check lint fmt clean
+.PHONY: install install-test test test-quick test-gpu bench device-check lint fmt clean
 
 install:            ## kgen itself (compile-feedback loop; no GPU stack)
 	$(PIP) install -q .
@@ -11,25 +11,28 @@ install-test:       ## kgen (editable), the CPU build of torch, and the test too
 	$(PIP) install -q -c constraints.txt torch
 	$(PIP) install -q -c constraints.txt -e '.[test]'
 
-test: install-test  ## every test that needs no GPU (nvcc tests included where nvcc exists)
+test: install-test lint  ## what CI runs: lint, then every test that needs no GPU (nvcc ones too)
 	$(PYTHON) -m pytest -q
+
+test-quick:         ## the same without the slow tests (no install, no lint)
+	$(PYTHON) -m pytest -q -m "not slow and not gpu"
 
 test-gpu:           ## on a GPU machine: the GPU tests (sandbox cheats, author kernels, GPU loop)
 	$(PYTHON) -m pytest -q -m gpu $(PYTEST_ARGS)
 
 bench:              ## on a GPU machine: naive, builtin best, cuBLAS, Triton side by side
-	$(PYTHON) -m kgen.benchtable $(BENCH_ARGS)
+	$(PYTHON) -m benchmarks.bench_table $(BENCH_ARGS)
 
 device-check:       ## on a GPU machine without registries: carried bwrap/wheels, test-gpu, bench
 	scripts/device-check.sh all
 
-lint:
-	$(PYTHON) -m ruff check kgen sandbox tests
+lint:               ## ruff and mypy, as CI runs them
+	$(PYTHON) -m ruff check kgen sandbox tests benchmarks
 	$(PYTHON) -m mypy
 
 fmt:
-	$(PYTHON) -m ruff format kgen sandbox tests
-	$(PYTHON) -m ruff check --fix kgen sandbox tests
+	$(PYTHON) -m ruff format kgen sandbox tests benchmarks
+	$(PYTHON) -m ruff check --fix kgen sandbox tests benchmarks
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -8,7 +8,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from kgen.errors import EnvironmentProblem, UsageError
+from kgen import toolkit
+from kgen.errors import UsageError
 
 _ARCH_RE = re.compile(r"^sm_(\d{2,3})([af]?)$")
 
@@ -118,11 +119,7 @@ def parse_arch(text: str, check_nvcc: bool = True) -> Arch:
 @functools.cache
 def supported_archs() -> tuple[str, ...]:
     """The real architectures the installed nvcc can build for, from `nvcc --list-gpu-code`."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        raise EnvironmentProblem("nvcc not found on PATH; install the CUDA toolkit (12.x or 13.x)")
-    out = subprocess.run([nvcc, "--list-gpu-code"], capture_output=True, text=True, timeout=30)
-    codes = tuple(c for c in out.stdout.split() if _ARCH_RE.match(c) and int(c[3:]) in _FACTS)
+    codes = {c for c in toolkit.gpu_codes() if c[3:].isdigit() and int(c[3:]) in _FACTS}
     return tuple(sorted(codes, key=lambda c: int(c[3:])))
 
 

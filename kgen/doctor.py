@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kgen import isolation
+from kgen import process, toolkit
 from kgen.arch import local_gpu
 from kgen.errors import KgenError
 
@@ -69,12 +68,10 @@ def check_gpu() -> Check:
 
 def check_nvcc() -> Check:
     from kgen.arch import supported_archs
-    from kgen.nvcc import nvcc_path
 
     try:
-        text = _run([str(nvcc_path()), "--version"]) or ""
-        release = [ln for ln in text.splitlines() if "release" in ln] or ["version unknown"]
-        return Check("nvcc", OK, f"{nvcc_path()} ({release[0].split(',', 1)[-1].strip()}); "
+        release = toolkit.nvcc_release() or "version unknown"
+        return Check("nvcc", OK, f"{toolkit.nvcc_path()} (release {release}); "
                      f"archs {', '.join(supported_archs())}")
     except KgenError as exc:
         return Check("nvcc", MISSING, str(exc))
@@ -98,14 +95,17 @@ def check_python_stack() -> list[Check]:
 
 def check_isolation(have_gpu: bool, unsafe: bool = False) -> list[Check]:
     """Which isolation the worker gets, and whether CUDA works inside it (the canary)."""
-    checks = [Check("isolation", OK if isolation.bwrap_path() else WARN,
-                    isolation.isolation_name())]
+    checks = [Check("isolation", OK if process.bwrap_path() else WARN,
+                    process.isolation_name())]
     if not have_gpu:
         checks.append(Check("gpu worker", MISSING, "not tried: no GPU"))
         return checks
-    from sandbox.client import check_health
+    from kgen.gpu.client import check_health
 
-    result = check_health(timeout_s=180, unsafe=unsafe)
+    try:
+        result = check_health(timeout_s=180, unsafe=unsafe)
+    except KgenError as exc:  # the worker could not even start
+        return checks + [Check("gpu worker", FAIL, str(exc))]
     where = result.extra.get("isolation", "?")
     if result.passed:
         versions = ", ".join(f"{k} {v}" for k, v in result.extra.items()
@@ -119,9 +119,10 @@ def check_isolation(have_gpu: bool, unsafe: bool = False) -> list[Check]:
 
 
 def check_tool(name: str) -> Check:
-    path = shutil.which(name)
-    if path is None:
-        return Check(name, MISSING, "not on PATH (optional)")
+    found = toolkit.tool(name)
+    if found is None:
+        return Check(name, MISSING, "not on PATH or beside nvcc (optional)")
+    path = str(found)
     version = (_run([path, "--version"]) or "").strip().splitlines()
     return Check(name, OK, f"{path} {version[-1] if version else ''}".strip())
 
@@ -156,7 +157,7 @@ def run_checks(unsafe: bool = False) -> list[Check]:
 
 def check_binary(path: Path) -> list[Check]:
     """Which SASS/PTX `path` holds and whether the local GPU can run it."""
-    from kgen.binary import inspect
+    from kgen.compile.binary import inspect
 
     info = inspect(path)
     found = local_gpu()

@@ -1,8 +1,9 @@
-"""One exception family; the CLI turns each into one clear line and its exit code (design.md)."""
+"""One exception family; the CLI turns each into one clear line and its exit code (the
+README's exit-code table)."""
 
 
 class KgenError(Exception):
-    """A problem kgen reports to the user; exit_code follows the table in design.md."""
+    """A problem kgen reports to the user; exit_code follows the README's exit-code table."""
 
     exit_code = 2
 

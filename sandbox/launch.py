@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgen.candidate import Contract, Launch
+from kgen.contract import Contract, Launch
+from kgen.dtypes import DTYPES
+from kgen.sandbox.rejected import Rejected
 from kgen.spec import OpSpec
-from sandbox.job import Rejected
 
 NOT_READY = 600  # cudaErrorNotReady: the event's work is still running
 REGISTERS_PER_SM = 65536
@@ -29,8 +30,7 @@ _STICKY = ("ILLEGAL_ADDRESS", "illegal memory access", "IllegalAddress", "MISALI
 def torch_dtype(name: str) -> Any:
     import torch
 
-    return {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-            "float64": torch.float64}[name]
+    return getattr(torch, DTYPES[name].torch)
 
 
 def _ints(t: Any) -> Any:

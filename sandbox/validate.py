@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kgen import refexpr
+from kgen.sandbox.compare import changed, compare
+from kgen.sandbox.launch import Buffer, Runner, allocate, poison, torch_dtype, wait
+from kgen.sandbox.rejected import Rejected
 from kgen.spec import OpSpec
-from sandbox import reference
-from sandbox.compare import changed, compare
-from sandbox.job import Rejected
-from sandbox.launch import Buffer, Runner, allocate, poison, torch_dtype, wait
 
 # Above this many flops the reference runs on the GPU (fresh allocations, after the candidate);
 # below it on the CPU, where nothing the kernel did can reach it.
@@ -52,7 +52,7 @@ def compute_reference(spec: OpSpec, dtype: str, inputs: dict[str, Any], sizes: d
         on_gpu = spec.flop_count(sizes) > CPU_REFERENCE_FLOPS and torch.cuda.is_available()
     device = "cuda" if on_gpu else "cpu"
     bound = {k: v.to(device=device, dtype=ref_dtype) for k, v in inputs.items()}
-    value = reference.evaluate(spec.reference, bound)
+    value = refexpr.evaluate(spec.reference, bound)
     values = value if isinstance(value, (tuple, list)) else (value,)
     outputs = spec.outputs
     if len(values) != len(outputs):

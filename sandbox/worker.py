@@ -1,8 +1,9 @@
-"""The worker process: `python -m sandbox.worker [--canary] WORKDIR`.
+"""The worker process: `python -m kgen.sandbox.worker [--canary] WORKDIR`.
 
-Spawned fresh for every candidate (never forked from a process with CUDA). Reads job.json and
-kernel.bin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
-broken CUDA context can never stall the teardown.
+Spawned fresh for every candidate (never forked from a process with CUDA). Reads req.json and
+kernel.cubin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
+broken CUDA context can never stall the teardown. Imports only the standard library, torch, cupy
+and kgen's shared types.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sandbox.job import BINARY_FILE, JOB_FILE, RESULT_FILE, Job, Rejected
-from sandbox.verdict import RunResult
+from kgen.sandbox.rejected import Rejected
+from kgen.verdict import Evaluation
+from kgen.wire import BINARY_FILE, REQUEST_FILE, RESULT_FILE, EvalRequest
 
 
 def _setup_torch() -> Any:
@@ -45,43 +47,47 @@ def device_info() -> dict[str, Any]:
             "clock_hz": float(attrs.get("ClockRate", 1_500_000)) * 1e3}
 
 
-def run_job(workdir: Path) -> RunResult:
+def evaluate(workdir: Path) -> Evaluation:
     """Validate, time, re-validate; the first failed check raises Rejected."""
-    from sandbox import bench, roofline
-    from sandbox.launch import Runner, device_limits, load_module
-    from sandbox.validate import validate
+    from kgen.sandbox import roofline, timing
+    from kgen.sandbox.launch import Runner, device_limits, load_module
+    from kgen.sandbox.validate import validate
 
-    job = Job.from_json(json.loads((workdir / JOB_FILE).read_text()))
-    _setup_torch()
-    info = device_info()
+    req = EvalRequest.from_json(json.loads((workdir / REQUEST_FILE).read_text()))
+    try:  # before the candidate is touched: a failure here is the machine's, not the kernel's
+        _setup_torch()
+        info = device_info()
+    except Exception as exc:
+        return Evaluation("launch_error", f"the GPU stack does not work here: "
+                          f"{type(exc).__name__}: {exc}"[:500], extra={"environment": True})
     device = f"{info['name']}, sm_{info['cc']}"
-    functions = load_module(workdir / BINARY_FILE, job.contract)
-    runner = Runner(functions, job.contract, device_limits())
+    functions = load_module(workdir / BINARY_FILE, req.contract)
+    runner = Runner(functions, req.contract, device_limits())
     checks = []
-    runs = validate(runner, job.spec, job.dtype, job.test_sizes, job.seed, job.input_sets,
-                    job.kernel_timeout_s)
-    checks.append(f"validated {len(job.test_sizes)} sizes x {job.input_sets} fresh input sets "
+    runs = validate(runner, req.spec, req.dtype, req.test_sizes, req.seed, req.input_sets,
+                    req.kernel_timeout_s)
+    checks.append(f"validated {len(req.test_sizes)} sizes x {req.input_sets} fresh input sets "
                   f"({runs} runs): outputs poisoned with NaN, guard bands and inputs checked")
     timings = []
-    if job.bench_sizes:
+    if req.bench_sizes:
         peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
-                                           info["clock_hz"], bench.measure_bandwidth()),
-                        measured_flops=bench.measure_matmul_rate(job.dtype))
-        for i, sizes in enumerate(job.bench_sizes):
-            timings.append(bench.measure(runner, job.spec, job.dtype, sizes, job.seed + 31 * i,
-                                         job.bench_budget_s, job.kernel_timeout_s, peaks))
-        checks.append(f"timed {len(timings)} sizes against {bench.baseline_name(job.spec)}, "
+                                           info["clock_hz"], timing.measure_bandwidth()),
+                        measured_flops=timing.measure_matmul_rate(req.dtype))
+        for i, sizes in enumerate(req.bench_sizes):
+            timings.append(timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
+                                         req.bench_budget_s, req.kernel_timeout_s, peaks))
+        checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}, "
                       f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
-    if job.revalidate_sizes:
-        validate(runner, job.spec, job.dtype, job.revalidate_sizes, job.seed + 999_983, 2,
-                 job.kernel_timeout_s, stage=", after timing")
-        checks.append(f"re-validated {len(job.revalidate_sizes)} sizes on fresh inputs after "
+    if req.revalidate_sizes:
+        validate(runner, req.spec, req.dtype, req.revalidate_sizes, req.seed + 999_983, 2,
+                 req.kernel_timeout_s, stage=", after timing")
+        checks.append(f"re-validated {len(req.revalidate_sizes)} sizes on fresh inputs after "
                       "timing")
-    return RunResult("pass", f"all checks passed at {len(job.test_sizes)} sizes", tuple(timings),
+    return Evaluation("pass", f"all checks passed at {len(req.test_sizes)} sizes", tuple(timings),
                      device, checks=tuple(checks))
 
 
-def run_canary() -> RunResult:
+def run_canary() -> Evaluation:
     """A tiny kernel with a known answer: is the GPU usable after the last worker died?"""
     torch = _setup_torch()
     info = device_info()
@@ -92,22 +98,22 @@ def run_canary() -> RunResult:
     verdict = "pass" if total == expected else "wrong"
     import cupy
 
-    return RunResult(verdict, f"canary sum {total:.0f}, expected {expected:.0f}",
+    return Evaluation(verdict, f"canary sum {total:.0f}, expected {expected:.0f}",
                      device=f"{info['name']}, sm_{info['cc']}",
                      extra={"torch": torch.__version__, "cupy": cupy.__version__,
                             "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()})
 
 
-def _classify(exc: BaseException) -> RunResult:
-    from sandbox.launch import is_sticky
+def _classify(exc: BaseException) -> Evaluation:
+    from kgen.sandbox.launch import is_sticky
 
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, ImportError):
-        return RunResult("launch_error", f"the worker cannot run here: {text}",
+        return Evaluation("launch_error", f"the worker cannot run here: {text}",
                          extra={"environment": True})
     verdict = "crash" if is_sticky(text) or "CUDA" in text else "launch_error"
     tail = "".join(traceback.format_exception(exc)[-3:])[-1500:]
-    return RunResult(verdict, text[:1500], extra={"traceback": tail})
+    return Evaluation(verdict, text[:1500], extra={"traceback": tail})
 
 
 def main(argv: list[str]) -> None:
@@ -115,9 +121,9 @@ def main(argv: list[str]) -> None:
     workdir = Path([a for a in argv if not a.startswith("--")][-1])
     start = time.monotonic()
     try:
-        result = run_canary() if canary else run_job(workdir)
+        result = run_canary() if canary else evaluate(workdir)
     except Rejected as rejected:
-        result = RunResult(rejected.verdict, rejected.message)
+        result = Evaluation(rejected.verdict, rejected.message)
     except Exception as exc:  # anything else is still a verdict, never a traceback in the loop
         result = _classify(exc)
     data = result.to_json()

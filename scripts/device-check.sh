@@ -27,7 +27,7 @@ if [ "$what" != bench ]; then
   cp /tmp/kgen-demo/report.md "$OUT/generate-report.md" 2>/dev/null
 fi
 if [ "$what" != test ]; then
-  python3 -m kgen.benchtable --out /tmp/kgen-runs 2>&1 | tee "$OUT/bench.log"
+  python3 -m benchmarks.bench_table --out /tmp/kgen-runs 2>&1 | tee "$OUT/bench.log"
   cp /tmp/kgen-runs/bench-*.json "$OUT/" 2>/dev/null
   tar czf "$OUT/runs.tgz" -C /tmp kgen-runs 2>/dev/null
 fi

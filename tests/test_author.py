@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from kgen.arch import parse_arch
-from kgen.attempt import Attempt
-from kgen.author import model, search
+from kgen.author import costmodel as model
+from kgen.author import search
 from kgen.author.mma import MmaParams
 from kgen.author.search import propose
 from kgen.author.simt import SimtParams
@@ -25,14 +25,14 @@ from kgen.author.space import (
     space,
     templates_for,
 )
-from kgen.candidate import extract_source, parse_contract
-from kgen.diagnostics import Diagnostic, ResourceUsage
+from kgen.compile import CompileResult, Diagnostic, ResourceUsage, compile_source
+from kgen.loop.attempt import Attempt
+from kgen.loop.candidate import extract_source, parse_contract
+from kgen.loop.task import Task
 from kgen.models.base import Request
 from kgen.models.builtin import BuiltinModel
-from kgen.nvcc import CompileResult, compile_source
-from kgen.spec import load_op
-from kgen.task import Task
-from sandbox.verdict import RunResult, Timing
+from kgen.ops import load_op
+from kgen.verdict import Evaluation, Timing
 
 ARCHS = ("sm_80", "sm_89", "sm_90")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -56,8 +56,8 @@ def attempt(number: int, params, *, registers: int = 96, spill: int = 0, verdict
     run = None
     if verdict:
         timings = (Timing({"M": 4096, "N": 4096, "K": 4096}, ms, ms, ms),) if ms else ()
-        run = RunResult(verdict, "details", timings)
-    return Attempt(number, number, "// source", params.choices, compile=comp, run=run)
+        run = Evaluation(verdict, "details", timings)
+    return Attempt(number, number, "// source", params.choices, compile=comp, evaluation=run)
 
 
 def changed(a, b) -> list[str]:
@@ -110,6 +110,7 @@ def sample(name: str, dtype: str, count: int = 3) -> list:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 @pytest.mark.parametrize("name", ARCHS)
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -132,6 +133,7 @@ def test_proposed_configurations_compile_with_a_valid_contract(name, dtype):
             assert usage.spill_stores == 0, f"default {p.choices} spills on {name}"
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_a_spread_of_the_space_compiles():
     """A fixed, deterministic spread of each template's sm_90 space (both pipes and rasters)."""
@@ -248,9 +250,9 @@ def test_resource_error_shrinks_shared_memory():
 def test_launch_error_for_resources_is_treated_as_a_resource_limit():
     target = arch("sm_90")
     big = MmaParams(128, 256, 32, 2, 4, 4)
-    run = RunResult("launch_error", "CUDA_ERROR_OUT_OF_RESOURCES: too many resources requested "
+    run = Evaluation("launch_error", "CUDA_ERROR_OUT_OF_RESOURCES: too many resources requested "
                     "for launch")
-    history = (dataclasses.replace(attempt(1, big), run=run),)
+    history = (dataclasses.replace(attempt(1, big), evaluation=run),)
     found = propose(target, "float16", history)
     assert "resource limit" in found.reason and found.params.smem_bytes < big.smem_bytes
 
@@ -318,11 +320,16 @@ def test_builtin_model_gives_up_on_other_ops():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_default_is_correct_on_the_local_gpu(dtype):
-    """Odd and tiny sizes against torch with NaN-poisoned outputs, then 4096^3 after timing."""
-    from gpu_check_author import check_one
-
+    """Every test size through the same worker as any candidate, then timed at 4096^3."""
     from kgen.arch import local_gpu
+    from kgen.gpu.evaluate import EvalOptions, evaluate
 
     _, target = local_gpu()
-    status, ms = check_one(render(default(target, dtype), dtype), target, SPEC, dtype)
-    assert status == "ok" and ms[4096] > 0
+    source = render(default(target, dtype), dtype)
+    contract, problems = parse_contract(source, SPEC)
+    compiled = compile_source(source, target)
+    assert contract is not None and compiled.ok, (problems, compiled.summary)
+    options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
+    result = evaluate(compiled, contract, SPEC, target, options=options)
+    assert result is not None and result.passed, result and result.message
+    assert result.timings[0].ms > 0 and result.timings[0].baseline_ms

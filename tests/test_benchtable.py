@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from kgen.benchtable import rows_for, table
-from kgen.spec import load_op
-from sandbox.verdict import RunResult, Timing
+from benchmarks.bench_table import rows_for, table
+from kgen.ops import load_op
+from kgen.verdict import Evaluation, Timing
 
 
 def _result(ms_list, base_list):
     spec = load_op("gemm")
-    return RunResult("pass", timings=tuple(
+    return Evaluation("pass", timings=tuple(
         Timing(dict(s), ms, ms, ms, "cuBLAS", base)
         for s, ms, base in zip(spec.bench_sizes, ms_list, base_list, strict=True)))
 

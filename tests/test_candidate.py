@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kgen.candidate import extract_source, parse_contract
-from kgen.spec import load_op
+from kgen.loop.candidate import extract_source, parse_contract
+from kgen.ops import load_op
 
 REPLIES = Path(__file__).parent / "data" / "replies"
 BODY = 'extern "C" __global__ void gemm_f16(const __half* A, const __half* B, __half* C,\n' \

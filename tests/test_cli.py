@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import fenced
 
 from kgen import cli
 from kgen.arch import parse_arch
-from kgen.candidate import parse_contract
-from kgen.models.base import Reply
-from kgen.nvcc import compile_source
-from kgen.spec import load_op
+from kgen.compile import compile_source
+from kgen.loop.candidate import parse_contract
+from kgen.models.scripted import ScriptedModel
+from kgen.ops import load_op
 from tests.conftest import HAVE_GPU
 
 pytestmark = pytest.mark.nvcc
@@ -90,30 +91,13 @@ def test_fix_beyond_the_builtin_fixer_fails_plainly(tmp_path):
     assert not (tmp_path / "k.fixed.cu").exists()
 
 
-class _Interrupting:
-    """Replies once with a good kernel, then the user presses Ctrl-C."""
-
-    name, is_language_model = "fake", True
-
-    def __init__(self, source: str):
-        self.source, self.calls = source, 0
-
-    def describe(self):
-        return "fake"
-
-    def complete(self, request):
-        self.calls += 1
-        if self.calls > 1:
-            raise KeyboardInterrupt
-        return Reply(f"```cuda\n{self.source}```", "fake")
-
-
 def test_interrupt_exits_130_and_resume_continues(tmp_path, monkeypatch):
     from kgen.author.space import default, render
 
     good = render(default(parse_arch("sm_89"), "float32"), "float32")
     broken = good.replace("__global__", "__global__ __global_", 1)
-    model = _Interrupting(broken)
+    # One reply with a broken kernel, then the user presses Ctrl-C while the model thinks.
+    model = ScriptedModel([fenced(broken), KeyboardInterrupt()])
     monkeypatch.setattr("kgen.models.resolve_model", lambda *a, **k: model)
     run = tmp_path / "run"
     result = invoke("generate", "--arch", "sm_89", "--no-gpu", "--out", str(run))
@@ -122,7 +106,7 @@ def test_interrupt_exits_130_and_resume_continues(tmp_path, monkeypatch):
     assert len((run / "results.jsonl").read_text().splitlines()) == 1
     assert "compile error" in (run / "report.md").read_text()  # the report covers what ran
 
-    model.source, model.calls = good, -5
+    model = ScriptedModel([fenced(good)])
     result = invoke("generate", "--resume", str(run), "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
@@ -139,12 +123,12 @@ def test_unwritable_output_is_one_line_not_a_traceback(tmp_path):
 
 
 def test_model_text_is_never_read_as_markup(capsys):
-    from kgen.attempt import Attempt
-    from kgen.loop import Outcome
-    from kgen.progress import Progress
+    from kgen.cli.progress import Progress
+    from kgen.loop.attempt import Attempt
+    from kgen.loop.loop import Trajectory
 
     attempt = Attempt(1, 1, "x", choices="tile=[/x] [bold]", notes="")
-    Progress().attempt(attempt, Outcome([attempt]))
+    Progress().attempt(attempt, Trajectory([attempt]))
     assert "tile=[/x] [bold]" in capsys.readouterr().err
 
 
@@ -166,12 +150,12 @@ def test_fix_resumes_without_file_from_another_folder(tmp_path, monkeypatch):
 
 
 def test_credentials_in_the_base_url_stay_out_of_run_json(tmp_path, monkeypatch):
-    from kgen import jobs
+    from kgen.loop.session import Run, RunConfig
 
-    config = jobs.JobConfig("generate", "sm_89", op="gemm", backend="builtin",
-                            base_url="http://user:s3cretpassw0rd@localhost:8000/v1")
-    _, _, run_dir = jobs.start(config, tmp_path / "run", jobs.models.get_model("builtin"))
-    text = (run_dir.path / "run.json").read_text()
+    config = RunConfig("generate", "sm_89", op="gemm", backend="builtin",
+                       base_url="http://user:s3cretpassw0rd@localhost:8000/v1")
+    run = Run.start(config, tmp_path / "run")
+    text = (run.run_dir.path / "run.json").read_text()
     assert "s3cretpassw0rd" not in text and "localhost:8000/v1" in text
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import kernel
 
 from kgen.cli import main
 
 BROKEN = Path(__file__).parent / "data" / "broken"
-GOOD = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }\n'
+GOOD = kernel("fill.cu")
 
 
 def _run(*args: str):
@@ -104,7 +105,8 @@ def test_no_nvcc_on_path_exits_3_in_one_line(good, tmp_path):
                           capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().splitlines() == [
-        "kgen: error: nvcc not found on PATH; install the CUDA toolkit (12.x or 13.x)"]
+        "kgen: error: nvcc not found on PATH; install the CUDA toolkit and put its bin/ folder "
+        "on PATH"]
     assert "Traceback" not in done.stderr
 
 

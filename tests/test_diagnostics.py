@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kgen import diagnostics
 from kgen.arch import Arch
-from kgen.diagnostics import Diagnostic, ResourceUsage
-from kgen.nvcc import compile_source
+from kgen.compile import Diagnostic, ResourceUsage, compile_source, logparse, rules, summary
 
 BROKEN = Path(__file__).parent / "data" / "broken"
 CORPUS = sorted(BROKEN.glob("*.cu"))
@@ -96,9 +94,9 @@ CASCADE_LOG = "".join(
 def test_flood_summary_stays_under_budget_and_counts_what_it_left_out():
     source = 'extern "C" __global__ void k(float* x) {\n' + "".join(
         f"    x[{n}] = undefined_{n};\n" for n in range(2, 400)) + "}\n"
-    records = diagnostics.parse(CASCADE_LOG, source)
+    records = rules.parse(CASCADE_LOG, source)
     assert len(records) == 398 and records[0].line == 2
-    text = diagnostics.summarize(records, source, budget=1500)
+    text = summary.summarize(records, source, budget=1500)
     assert len(text) <= 1500
     assert text.startswith("error  line 2 col")
     left = re.search(r"\.\.\. (\d+) more records left out \((\d+) errors", text)
@@ -112,7 +110,7 @@ def test_summary_puts_errors_before_warnings_and_shows_context_and_caret():
     records = [Diagnostic("warning", 1, 5, "177", 'variable "a" was declared but never referenced'),
                Diagnostic("error", 3, 5, "20", 'identifier "c" is undefined',
                           notes=("did you mean `d`?",))]
-    text = diagnostics.summarize(records, source)
+    text = summary.summarize(records, source)
     assert text.index("error  line 3 col 5") < text.index("warning  line 1 col 5")
     assert "(did you mean: d)" in text
     assert "  2 | int b;\n  3 | int c;\n    |     ^\nwarning" in text
@@ -120,7 +118,7 @@ def test_summary_puts_errors_before_warnings_and_shows_context_and_caret():
 
 def test_summary_lists_resources_in_kib():
     usage = {"gemm_f16": ResourceUsage(168, 48 * 1024, 2048, 1024, 0)}
-    assert diagnostics.summarize((), "", usage) == (
+    assert summary.summarize((), "", usage) == (
         "resource  kernel gemm_f16: 168 registers, 2 KiB spill stores, 1 KiB spill loads, "
         "48 KiB shared")
 
@@ -135,7 +133,7 @@ def test_parse_resources_reads_each_entry_function():
            "ptxas info    : Function properties for b\n"
            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
            "ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]\n")
-    found = diagnostics.parse_resources(log)
+    found = logparse.parse_resources(log)
     assert found["a"] == ResourceUsage(40, 1024, 4, 12, 8)
     assert found["b"] == ResourceUsage(8, 0, 0, 0, 0)
 
@@ -147,7 +145,7 @@ def test_header_error_goes_to_the_instantiating_line_with_both_lines_named():
            '            instantiation of "void f<T>(T) [with T=int]" at line 4 of kernel.cu\n'
            '            instantiation of "void g<T>(T) [with T=int]" at line 9 of kernel.cu\n')
     source = "\n".join(f"line{n}" for n in range(1, 12))
-    (d,) = diagnostics.parse(log, source)
+    (d,) = rules.parse(log, source)
     assert d.line == 9 and d.column is None and d.source == "line9"
     assert any("foo.h line 55" in n for n in d.notes)
     assert {4, 9} <= {int(n) for note in d.notes for n in re.findall(r"line (\d+)", note)}
@@ -155,19 +153,19 @@ def test_header_error_goes_to_the_instantiating_line_with_both_lines_named():
 
 def test_header_error_without_a_user_line_has_no_line():
     log = "/usr/include/x.h(3): error: expected a ';'\n  int a\n       ^\n"
-    (d,) = diagnostics.parse(log, "int main;\n")
+    (d,) = rules.parse(log, "int main;\n")
     assert d.line is None and d.severity == "error"
 
 
 def test_ptxas_line_without_ptx_keeps_the_error_but_no_line():
     log = ("ptxas /tmp/x/kernel.ptx, line 12; error   : Unknown modifier '.u33'\n"
            "ptxas fatal   : Ptx assembly aborted due to errors\n")
-    (d,) = diagnostics.parse(log, "int a;\n", ptx=None)
+    (d,) = rules.parse(log, "int a;\n", ptx=None)
     assert d.line is None and "u33" in d.message and "PTX line 12" in d.notes[0]
 
 
 def test_ptx_loc_maps_through_the_compiled_file_only():
-    from kgen.ptxmap import ptx_to_source_line
+    from kgen.compile.scan import ptx_to_source_line
 
     ptx = ("\t.loc\t1 7 5\n\t.loc\t2 151 3, function_name $L__info_string0, inlined_at 1 6 5\n"
            "\tadd.u33 %r1, %r2, 1;\n\t.file\t1 \"/tmp/k/kernel.cu\"\n"
@@ -186,9 +184,9 @@ def test_to_json_has_the_stable_keys_and_reports_the_count():
 
 def test_unknown_lines_and_non_utf8_replacement_never_crash():
     log = "\ufffd\ufffd garbage\nkernel.cu(x): error: nope\nnvcc fatal   : something odd\n"
-    records = diagnostics.parse(log, "\ufffd\n")
+    records = rules.parse(log, "\ufffd\n")
     assert [d.category for d in records] == ["toolchain"]
-    assert diagnostics.summarize(records, "\ufffd\n").startswith("error [toolchain]")
+    assert summary.summarize(records, "\ufffd\n").startswith("error [toolchain]")
 
 
 def test_nvlink_unresolved_reference_points_at_the_call_site():
@@ -197,7 +195,7 @@ def test_nvlink_unresolved_reference_points_at_the_call_site():
               "    x[0] = helper(x[0]);\n"
               "    x[1] = helper(x[1]);\n}\n")
     log = "nvlink error   : Undefined reference to '_Z6helperf' in 'kernel.o'\n"
-    (d,) = diagnostics.parse(log, source)
+    (d,) = rules.parse(log, source)
     assert (d.line, d.category) == (3, "link") and "'helper'" in d.message
     assert "also called at line 4" in d.notes
 
@@ -205,15 +203,15 @@ def test_nvlink_unresolved_reference_points_at_the_call_site():
 def test_fatbinary_and_ptxas_fatal_are_toolchain_errors_without_a_line():
     log = ("fatbinary fatal   : Could not open input file '/tmp/x/kernel.cubin'\n"
            "ptxas fatal   : Memory allocation failure\n")
-    records = diagnostics.parse(log, "int a;\n")
+    records = rules.parse(log, "int a;\n")
     assert [(d.category, d.line) for d in records] == [("toolchain", None)] * 2
     assert "Could not open input file" in records[0].message
 
 
 def test_ptxas_aborted_line_alone_is_kept_but_dropped_beside_real_errors():
-    alone = diagnostics.parse("ptxas fatal   : Ptx assembly aborted due to errors\n", "")
+    alone = rules.parse("ptxas fatal   : Ptx assembly aborted due to errors\n", "")
     assert len(alone) == 1
-    both = diagnostics.parse("ptxas /t/kernel.ptx, line 3; error   : Unknown modifier '.u33'\n"
+    both = rules.parse("ptxas /t/kernel.ptx, line 3; error   : Unknown modifier '.u33'\n"
                              "ptxas fatal   : Ptx assembly aborted due to errors\n", "")
     assert [d.message for d in both] == ["Unknown modifier '.u33'"]
 
@@ -226,7 +224,7 @@ def test_spill_warning_from_ptxas_is_not_doubled_by_the_resource_rule():
            "ptxas info    : Function properties for k\n"
            "    0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
            "ptxas info    : Used 32 registers, used 0 barriers, 360 bytes cmem[0]\n")
-    (d,) = diagnostics.parse(log, source)
+    (d,) = rules.parse(log, source)
     assert (d.severity, d.category, d.line) == ("warning", "resource", 1)
 
 
@@ -235,20 +233,20 @@ def test_missing_semicolon_inside_a_line_stays_on_that_line():
     log = ('kernel.cu(2): error: expected a ";"\n'
            "      for (int i = 0 i < 4; ++i) {}\n"
            "                     ^\n")
-    (d,) = diagnostics.parse(log, source)
+    (d,) = rules.parse(log, source)
     assert (d.line, d.column) == (2, 20)
 
 
 def test_semicolon_skips_comments_and_blank_lines_back_to_the_statement():
     source = "int f() {\n    int a = 1\n    /* note\n       more */\n\n    return a;\n}\n"
     log = 'kernel.cu(6): error: expected a ";"\n      return a;\n      ^\n'
-    (d,) = diagnostics.parse(log, source)
+    (d,) = rules.parse(log, source)
     assert (d.line, d.column) == (2, 14) and d.source == "    int a = 1"
 
 
 def test_a_tiny_budget_still_shows_the_first_root():
     records = [Diagnostic("error", 1, None, None, "x" * 500, notes=("n" * 300,)),
                Diagnostic("error", 2, None, None, "second")]
-    text = diagnostics.summarize(records, "a\nb\n", budget=200)
+    text = summary.summarize(records, "a\nb\n", budget=200)
     assert len(text) <= 200
     assert text.startswith("error  line 1  xxx") and "1 more records left out" in text

@@ -8,26 +8,15 @@ from pathlib import Path
 import pytest
 from chat_server import ChatServer, auth_error, completion, http_error
 from click.testing import CliRunner
+from helpers import kernel
 
 from kgen.cli import main
 
 pytestmark = pytest.mark.nvcc
-pytest.importorskip("openai")  # the GPU machine may lack it (see docs/gpu.md)
+pytest.importorskip("openai")  # a GPU machine without registries may lack it (README)
 
 KEY = "sk-e2e-9f8e7d6c5b4a39281706"
-GOOD = """\
-// kgen: op=gemm dtype=float32
-// kgen: choices one thread per output, 16x16 blocks
-// kgen: launch gemm_f32 grid=(cdiv(N, 16), cdiv(M, 16)) block=(16, 16) args=(A, B, C, M, N, K)
-extern "C" __global__ void gemm_f32(const float* __restrict__ A, const float* __restrict__ B,
-                                    float* __restrict__ C, int M, int N, int K) {
-    int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
-    if (row >= M || col >= N) return;
-    float acc = 0.f;
-    for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
-    C[row * N + col] = acc;
-}
-"""
+GOOD = kernel("gemm_naive_restrict_f32.cu")
 BROKEN = GOOD.replace("acc += A[row * K + k]", "acc += A[row * K + kk]")
 
 
@@ -194,18 +183,18 @@ def test_gpu_correctness_and_time_are_fed_back(server, tmp_path):
 def test_gpu_verdicts_and_times_reach_the_next_request(server, tmp_path):
     """The loop with a stand-in evaluator: what a GPU would report goes back over the socket."""
     from kgen.arch import parse_arch
-    from kgen.loop import Budget, Checker, run_loop
+    from kgen.loop.loop import Budget, Checker, run_loop
+    from kgen.loop.rundir import RunDir
+    from kgen.loop.task import Task
     from kgen.models.openai_backend import OpenAIModel
-    from kgen.runs import RunDir
-    from kgen.spec import load_op
-    from kgen.task import Task
-    from sandbox.verdict import RunResult, Timing
+    from kgen.ops import load_op
+    from kgen.verdict import Evaluation, Timing
 
     verdicts = iter([
-        RunResult("wrong", "412 of 16383 outputs off (max abs 3.1, rows 96-126 only)"),
-        RunResult("pass", "all 6 sizes x 3 input sets correct", (Timing(
+        Evaluation("wrong", "412 of 16383 outputs off (max abs 3.1, rows 96-126 only)"),
+        Evaluation("pass", "all 6 sizes x 3 input sets correct", (Timing(
             {"M": 4096, "N": 4096, "K": 4096}, 19.6, 19.5, 19.8, "cuBLAS", 2.8, 7.0),)),
-        RunResult("crash", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+        Evaluation("crash", "CUDA_ERROR_ILLEGAL_ADDRESS"),
     ])
     checker = Checker(evaluator=lambda compiled, contract, task: next(verdicts))
     server.push(completion(_reply(GOOD)), completion(_reply(GOOD.replace("16x16", "fixed"))),

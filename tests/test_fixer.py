@@ -8,14 +8,13 @@ from pathlib import Path
 import pytest
 
 from kgen.arch import parse_arch
-from kgen.attempt import Attempt
-from kgen.candidate import extract_source
-from kgen.diagnostics import Diagnostic
-from kgen.fixer import mend
+from kgen.author.fixer import mend
+from kgen.compile import Diagnostic, compile_source
+from kgen.loop.attempt import Attempt
+from kgen.loop.candidate import extract_source
+from kgen.loop.task import Task
 from kgen.models.base import Request
 from kgen.models.builtin import BuiltinModel
-from kgen.nvcc import compile_source
-from kgen.task import Task
 
 FIXABLE = Path(__file__).parent / "data" / "fixable"
 # What a person would expect the fixer to say it did, per file.
@@ -158,6 +157,6 @@ def test_builtin_model_fix_mode_gives_up_when_edits_lead_back():
 
 
 def _failed_compile(line: int, message: str):
-    from kgen.nvcc import CompileResult
+    from kgen.compile import CompileResult
 
     return CompileResult("sm_89", None, (error(line, message),))

@@ -1,81 +1,51 @@
-"""The loop, run directories and resume, with a scripted model, real nvcc and a stand-in GPU."""
+"""The loop, with the scripted model, real nvcc and a stand-in GPU evaluator."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from helpers import fenced, kernel
 
-from kgen import jobs
 from kgen.errors import ModelFatal
-from kgen.loop import Budget, Checker, run_loop
+from kgen.loop.loop import Budget, Checker, run_loop
+from kgen.loop.rundir import RunDir
+from kgen.loop.session import Run, RunConfig, build_task, load_config, load_history
 from kgen.models.base import Reply, Usage
-from kgen.runs import RunDir
-from sandbox.verdict import RunResult, Timing
+from kgen.models.scripted import ScriptedModel
+from kgen.verdict import Evaluation, Timing
 
 pytestmark = pytest.mark.nvcc
 
-GOOD = """// kgen: op=gemm dtype=float32
-// kgen: choices naive
-// kgen: launch gemm_naive grid=(cdiv(N,16), cdiv(M,16)) block=(16,16) args=(A, B, C, M, N, K)
-extern "C" __global__ void gemm_naive(const float* A, const float* B, float* C,
-                                      int M, int N, int K) {
-    int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row >= M || col >= N) return;
-    float acc = 0.f;
-    for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
-    C[row * N + col] = acc;
-}
-"""
+GOOD = kernel("gemm_naive_f32.cu")
 BROKEN = GOOD.replace("acc += A", "acc += AA")
 
 
-class FakeModel:
-    """Scripted replies; records every request it was given."""
-
-    name = "fake"
-    is_language_model = True
-
-    def __init__(self, replies):
-        self.replies = list(replies)
-        self.requests = []
-
-    def describe(self) -> str:
-        return "fake: scripted replies for tests"
-
-    def complete(self, request):
-        self.requests.append(request)
-        item = self.replies.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        if isinstance(item, Reply):
-            return item
-        return Reply(item, "fake", Usage(100, 50), 0.01)
+def replies(*items):
+    """A ScriptedModel whose text replies report some token usage, as a real endpoint does."""
+    return ScriptedModel([Reply(x, "scripted", Usage(100, 50)) if isinstance(x, str) else x
+                          for x in items])
 
 
-def fenced(code: str) -> str:
-    return f"Here is the kernel.\n\n```cuda\n{code}```\n"
-
-
-def start(tmp_path, replies, **config):
-    model = FakeModel(replies)
-    cfg = jobs.JobConfig("generate", "sm_89", op="gemm", dtype="float32", no_gpu=True, **config)
-    task, checker, run_dir = jobs.start(cfg, tmp_path / "run", model)
-    return model, cfg, task, checker, run_dir
+def start(tmp_path, script, **config):
+    model = replies(*script)
+    cfg = RunConfig("generate", "sm_89", op="gemm", dtype="float32", no_gpu=True, **config)
+    run = Run.start(cfg, tmp_path / "run", model)
+    return model, cfg, run.task, run.checker, run.run_dir
 
 
 def test_compile_errors_go_back_summarized_then_stops_on_clean_compile(tmp_path):
     model, cfg, task, checker, run_dir = start(tmp_path, ["no code here", fenced(BROKEN),
                                                           fenced(GOOD), fenced(GOOD)])
-    outcome = run_loop(task, model, checker, run_dir, cfg.budget(), [])
-    assert [a.status for a in outcome.attempts] == ["no code", "compile error", "compiled"]
-    assert "compiled cleanly" in outcome.stop_reason
+    trajectory = run_loop(task, model, checker, run_dir, cfg.budget(), [])
+    assert [a.status for a in trajectory.attempts] == ["no code", "compile error", "compiled"]
+    assert "compiled cleanly" in trajectory.stop_reason
     # The third request carries the summarized error of attempt 2, not the raw nvcc log.
     last_prompt = "\n".join(m["content"] for m in model.requests[2].messages)
     assert 'identifier "AA" is undefined' in last_prompt
     assert "ptxas info" not in last_prompt
     assert "errors detected in the compilation" not in last_prompt
-    summary = jobs.finish(task, checker, run_dir, outcome, model)
+    summary = Run(cfg, model, task, checker, run_dir, []).finish(trajectory)
     assert summary.ok and not summary.validated
     assert (run_dir.path / "best.cu").read_text() == GOOD
     versions = json.loads((run_dir.path / "run.json").read_text())["versions"]
@@ -92,14 +62,14 @@ def test_timings_drive_patience_and_best(tmp_path):
 
     def evaluator(compiled, contract, task):
         ms = next(times)
-        return RunResult("pass", timings=(Timing({"M": 64, "N": 64, "K": 64}, ms, ms, ms,
+        return Evaluation("pass", timings=(Timing({"M": 64, "N": 64, "K": 64}, ms, ms, ms,
                                                  "cuBLAS", 1.0),))
 
     model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD.replace("naive\n", f"v{i}\n"))
                                                    for i in range(6)], rounds=6, patience=3)
-    outcome = run_loop(task, model, Checker(evaluator), run_dir, cfg.budget(), [])
-    assert len(outcome.attempts) == 5  # attempts 3, 4, 5 bring nothing over attempt 2
-    assert outcome.best.number == 2 and "no improvement" in outcome.stop_reason
+    trajectory = run_loop(task, model, Checker(evaluator), run_dir, cfg.budget(), [])
+    assert len(trajectory.attempts) == 5  # attempts 3, 4, 5 bring nothing over attempt 2
+    assert trajectory.best.number == 2 and "no improvement" in trajectory.stop_reason
 
 
 def test_resume_continues_numbering_and_keeps_history(tmp_path):
@@ -107,14 +77,14 @@ def test_resume_continues_numbering_and_keeps_history(tmp_path):
     first = run_loop(task, model, checker, run_dir, cfg.budget(), [])
     assert first.stop_reason.startswith("all 1 rounds")
     reopened = RunDir.open(run_dir.path)
-    config = jobs.load_config(reopened)
-    history = jobs.load_history(reopened, jobs.build_task(config), checker)
+    config = load_config(reopened)
+    history = load_history(reopened, build_task(config), checker)
     assert [a.status for a in history] == ["compile error"]
     assert history[0].compile.cached  # rebuilt from the cache, not recompiled
-    model2 = FakeModel([fenced(GOOD)])
-    outcome = run_loop(task, model2, checker, reopened, Budget(rounds=3), history)
-    assert [a.number for a in outcome.attempts] == [1, 2]
-    assert outcome.attempts[1].status == "compiled"
+    model2 = replies(fenced(GOOD))
+    trajectory = run_loop(task, model2, checker, reopened, Budget(rounds=3), history)
+    assert [a.number for a in trajectory.attempts] == [1, 2]
+    assert trajectory.attempts[1].status == "compiled"
     assert "AA" in "\n".join(m["content"] for m in model2.requests[0].messages)
 
 
@@ -130,17 +100,18 @@ def test_model_fatal_keeps_run_dir_consistent(tmp_path):
 
 
 def test_give_up_stops_the_run(tmp_path):
-    model, cfg, task, checker, run_dir = start(tmp_path, [Reply("", "fake", give_up="beyond me")])
-    outcome = run_loop(task, model, checker, run_dir, cfg.budget(), [])
-    assert outcome.attempts == [] and "beyond me" in outcome.stop_reason
+    model, cfg, task, checker, run_dir = start(tmp_path,
+                                               [Reply("", "scripted", give_up="beyond me")])
+    trajectory = run_loop(task, model, checker, run_dir, cfg.budget(), [])
+    assert trajectory.attempts == [] and "beyond me" in trajectory.stop_reason
 
 
 def test_api_key_never_reaches_the_run_dir(tmp_path, monkeypatch):
     secret = "sk-test-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     model, cfg, task, checker, run_dir = start(tmp_path, [fenced(GOOD) + f"\nkey {secret}"])
-    outcome = run_loop(task, model, checker, run_dir, cfg.budget(), [])
-    jobs.finish(task, checker, run_dir, outcome, model)
+    trajectory = run_loop(task, model, checker, run_dir, cfg.budget(), [])
+    Run(cfg, model, task, checker, run_dir, []).finish(trajectory)
     for path in run_dir.path.rglob("*"):
         if path.is_file():
             assert secret not in path.read_text(errors="replace"), path
@@ -157,7 +128,7 @@ def test_write_atomic_keeps_the_files_mode(tmp_path):
     import os
     import stat
 
-    from kgen.runs import write_atomic
+    from kgen.loop.rundir import write_atomic
 
     target = tmp_path / "tool.cu"
     target.write_text("old")
@@ -173,7 +144,7 @@ def test_a_candidate_that_breaks_the_gpu_is_saved_before_the_run_stops(tmp_path)
     from kgen.errors import EnvironmentProblem
 
     def evaluator(compiled, contract, task):
-        return RunResult("crash", "illegal address", extra={"gpu_unhealthy": "canary failed"})
+        return Evaluation("crash", "illegal address", extra={"gpu_unhealthy": "canary failed"})
 
     model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD)])
     with pytest.raises(EnvironmentProblem, match="canary failed"):

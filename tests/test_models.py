@@ -9,11 +9,11 @@ import pytest
 import kgen.models as models
 from kgen.arch import parse_arch
 from kgen.errors import ModelFatal, UsageError
+from kgen.loop.task import Task
 from kgen.models.base import Reply, Request, Usage
 from kgen.models.openai_backend import OpenAIModel
 from kgen.models.scripted import ScriptedModel, ScriptExhausted, load_script
-from kgen.spec import load_op
-from kgen.task import Task
+from kgen.ops import load_op
 
 
 def _request(text: str = "write") -> Request:

@@ -16,14 +16,13 @@ from chat_server import (
 )
 
 from kgen.arch import parse_arch
-from kgen.candidate import strip_reasoning
 from kgen.errors import EnvironmentProblem, ModelFatal, UsageError
-from kgen.models.base import Request
+from kgen.loop.task import Task
+from kgen.models.base import Request, strip_reasoning
 from kgen.models.openai_backend import OpenAIModel, is_reasoning_model
-from kgen.spec import load_op
-from kgen.task import Task
+from kgen.ops import load_op
 
-pytest.importorskip("openai")  # the GPU machine may lack it (see docs/gpu.md)
+pytest.importorskip("openai")  # a GPU machine without registries may lack it (README)
 
 KEY = "sk-test-0123456789abcdef-secret"
 CODE = "```cuda\nextern \"C\" __global__ void k() {}\n```"

@@ -8,13 +8,16 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import kernel
 
-from kgen import isolation
+from kgen import process
 from kgen.arch import parse_arch
-from kgen.includes import check_includes
-from kgen.nvcc import Limits, _cuda_root, compile_source
+from kgen.compile import Limits, compile_source
+from kgen.compile import isolation as compile_isolation
+from kgen.compile.includes import check_includes
+from kgen.toolkit import cuda_root as _cuda_root
 
-GOOD = 'extern "C" __global__ void fill(float* x) { x[threadIdx.x] = 1.0f; }\n'
+GOOD = kernel("fill.cu")
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +122,7 @@ extern "C" __global__ void k(unsigned long long* x) { x[0] = Tree<24, 1>::v; }
 """
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_compile_that_never_finishes_is_stopped_with_its_process_group(sm89):
     marker = f"KGEN_TIMEOUT_{uuid.uuid4().hex}"
@@ -187,6 +191,7 @@ def test_non_utf8_source_never_crashes(sm89):
     assert "\ufffd" in result.errors[0].source and "\ufffd" in result.summary
 
 
+@pytest.mark.slow
 @pytest.mark.nvcc
 def test_huge_output_stays_bounded(sm89):
     body = "".join(f"    x[{n}] = undefined_{n};\n" for n in range(5000))
@@ -202,10 +207,10 @@ def test_huge_output_stays_bounded(sm89):
 @pytest.mark.nvcc
 def test_bubblewrap_is_used_when_it_works(sm89):
     result = compile_source(GOOD, sm89, use_cache=False)
-    assert result.isolation == ("bubblewrap" if isolation.bwrap_path() else "limits only")
+    assert result.isolation == ("bubblewrap" if process.bwrap_path() else "limits only")
 
 
-needs_bwrap = pytest.mark.skipif(isolation.bwrap_path() is None, reason="bubblewrap not usable")
+needs_bwrap = pytest.mark.skipif(process.bwrap_path() is None, reason="bubblewrap not usable")
 
 
 @pytest.mark.nvcc
@@ -221,14 +226,14 @@ def test_sandboxed_compile_cannot_read_files_the_policy_let_through(sm89):
 
 @needs_bwrap
 def test_compile_sandbox_has_no_network_and_no_etc(tmp_path):
-    prefix = isolation.compile_sandbox(tmp_path, [_cuda_root()])
+    prefix = compile_isolation.compile_sandbox(tmp_path, [_cuda_root()])
     probe = ("import socket, os\n"
              "print('passwd', os.path.exists('/etc/passwd'))\n"
              "s = socket.socket(); s.settimeout(2)\n"
              "try:\n    s.connect(('1.1.1.1', 53)); print('connected')\n"
              "except OSError as e:\n    print('refused', e.errno)\n")
-    done = isolation.run_limited([*prefix, "/usr/bin/python3", "-c", probe], cwd=tmp_path,
-                                 timeout=20, env=isolation.scrubbed_env())
+    done = process.run_limited([*prefix, "/usr/bin/python3", "-c", probe], cwd=tmp_path,
+                                 timeout=20, env=process.scrubbed_env())
     assert done.returncode == 0, done.output
     assert "passwd False" in done.output and "refused" in done.output
     assert "connected" not in done.output
@@ -238,7 +243,7 @@ def test_scrubbed_env_drops_secrets_and_keeps_path():
     base = {"PATH": "/opt/cuda/bin:/usr/bin", "OPENAI_API_KEY": "sk-x", "GITHUB_TOKEN": "t",
             "HF_TOKEN": "h", "AWS_SECRET_ACCESS_KEY": "a", "KGEN_API_KEY": "k",
             "LD_LIBRARY_PATH": "/opt/cuda/lib64", "HOME": "/root"}
-    env = isolation.scrubbed_env(base, HOME="/tmp/w")
+    env = process.scrubbed_env(base, HOME="/tmp/w")
     assert env["PATH"] == "/opt/cuda/bin:/usr/bin"
     assert env["LD_LIBRARY_PATH"] == "/opt/cuda/lib64" and env["HOME"] == "/tmp/w"
     assert not {"OPENAI_API_KEY", "GITHUB_TOKEN", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY",
@@ -248,7 +253,7 @@ def test_scrubbed_env_drops_secrets_and_keeps_path():
 
 def test_run_limited_caps_output_and_keeps_head_and_tail(tmp_path):
     script = "import sys; sys.stdout.write('HEAD' + 'x' * 500000 + 'TAIL')"
-    done = isolation.run_limited(["python3", "-c", script], cwd=tmp_path, timeout=20,
+    done = process.run_limited(["python3", "-c", script], cwd=tmp_path, timeout=20,
                                  env=dict(os.environ), max_output=4096)
     assert done.truncated and len(done.output) < 4200
     assert done.output.startswith("HEAD") and done.output.endswith("TAIL")
@@ -288,8 +293,8 @@ def test_interrupt_kills_the_childs_process_group(tmp_path, monkeypatch):
 
     monkeypatch.setattr(subprocess.Popen, "wait", interrupted_wait)
     with pytest.raises(KeyboardInterrupt):
-        isolation.run_limited(["sleep", "37"], cwd=tmp_path, timeout=60,
-                              env=isolation.scrubbed_env())
+        process.run_limited(["sleep", "37"], cwd=tmp_path, timeout=60,
+                              env=process.scrubbed_env())
     with pytest.raises(ProcessLookupError):
         os.killpg(started[0], 0)  # nothing of the group is left
     assert not list(tmp_path.glob(".output-*"))

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from kgen import prompts
 from kgen.arch import parse_arch
-from kgen.attempt import Attempt
-from kgen.candidate import parse_contract
-from kgen.diagnostics import Diagnostic, ResourceUsage
+from kgen.compile import CompileResult, Diagnostic, ResourceUsage
 from kgen.errors import UsageError
-from kgen.nvcc import CompileResult
-from kgen.spec import available_ops, load_op
-from kgen.task import Task
-from sandbox.verdict import RunResult, Timing
+from kgen.loop import prompts
+from kgen.loop.attempt import Attempt
+from kgen.loop.candidate import parse_contract
+from kgen.loop.task import Task
+from kgen.ops import available_ops, load_op
+from kgen.verdict import Evaluation, Timing
 
 BROKEN = ('// kgen: op=gemm dtype=float32\n'
           '// kgen: launch gemm_f32 grid=(1) block=(1) args=(A, B, C, M, N, K)\n'
@@ -69,11 +68,11 @@ def _compiled(number: int, ms: float | None = None, regs: int = 96, spills: int 
     if ms is not None:
         timing = Timing({"M": 4096, "N": 4096, "K": 4096}, ms, ms * 0.98, ms * 1.02,
                         "cuBLAS", 0.79, 2 * 4096**3 / ms / 1e9)
-        run = RunResult("pass", "all sizes correct", (timing,))
+        run = Evaluation("pass", "all sizes correct", (timing,))
     compiled = CompileResult("sm_89", b"\x7fELF", (), {"gemm_f32": ResourceUsage(
         regs, 0, spills, spills)}, summary=f"resource  kernel gemm_f32: {regs} registers")
     return Attempt(number, number, source, choices=f"tile={number}x{number}",
-                   compile=compiled, run=run)
+                   compile=compiled, evaluation=run)
 
 
 HISTORIES = {

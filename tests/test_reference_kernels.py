@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kgen.arch import parse_arch
-from kgen.candidate import parse_contract
-from kgen.nvcc import compile_source
-from kgen.spec import load_op
+from kgen.compile import compile_source
+from kgen.loop.candidate import parse_contract
+from kgen.ops import load_op
 
 SPEC = load_op("gemm")
 KERNELS = SPEC.reference_kernels()

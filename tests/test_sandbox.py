@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from kgen import doctor, evaluate
+from kgen import doctor
 from kgen.arch import Arch, parse_arch
-from kgen.candidate import parse_contract
 from kgen.cli import KgenGroup
-from kgen.commands_gpu import bench
-from kgen.commands_gpu import doctor as doctor_cmd
-from kgen.spec import load_op
-from sandbox import client
-from sandbox.job import RESULT_FILE, Job
-from sandbox.verdict import RunResult, Timing
+from kgen.cli.gpu_cmds import bench
+from kgen.cli.gpu_cmds import doctor as doctor_cmd
+from kgen.gpu import client, evaluate
+from kgen.loop.candidate import parse_contract
+from kgen.ops import load_op
+from kgen.verdict import Evaluation, Timing
+from kgen.wire import RESULT_FILE, EvalRequest
 
 CHEATS = Path(__file__).parent / "data" / "cheats"
 SPEC = load_op("gemm")
@@ -53,9 +55,10 @@ def _sleepers(tag: str) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unsafe", [True, False], ids=["plain", "bubblewrap"])
 def test_endless_worker_is_timed_out_with_its_process_group(tmp_path, unsafe):
-    if not unsafe and __import__("kgen.isolation").isolation.bwrap_path() is None:
+    if not unsafe and __import__("kgen.process").process.bwrap_path() is None:
         pytest.skip("bubblewrap not usable here")
     # the stand-in starts a grandchild, like a worker whose kernel never ends
     tag = f"{os.getpid() % 1000 + 1000}{int(unsafe)}7"
@@ -105,11 +108,11 @@ def test_worker_environment_holds_no_secrets(tmp_path, monkeypatch):
     env = json.loads((tmp_path / "env.json").read_text())
     assert "secret" not in json.dumps(env)
     assert env["HOME"] == str(tmp_path)
-    assert str(Path(client.__file__).resolve().parent.parent) in env["PYTHONPATH"]
+    assert str(Path(client.__file__).resolve().parents[2]) in env["PYTHONPATH"]
 
 
 def test_a_result_file_is_read_back_and_notes_are_added(tmp_path):
-    data = RunResult("wrong", "3 of 9 outputs off", (Timing({"M": 1}, 1.0, 0.9, 1.1),)).to_json()
+    data = Evaluation("wrong", "3 of 9 outputs off", (Timing({"M": 1}, 1.0, 0.9, 1.1),)).to_json()
     code = f"import json; json.dump({data!r}, open({RESULT_FILE!r}, 'w'))"
     result = client.run_worker(None, None, timeout_s=30, unsafe=True, command=_py(code),
                                workdir=tmp_path)
@@ -129,9 +132,9 @@ def test_job_round_trips_through_json(tmp_path):
     source = (CHEATS / "correct_two_launch.cu").read_text()
     contract, problems = parse_contract(source, SPEC)
     assert contract is not None and not problems
-    job = Job(SPEC, contract, "float32", SPEC.test_sizes, SPEC.bench_sizes[:1], 42)
+    job = EvalRequest(SPEC, contract, "float32", SPEC.test_sizes, SPEC.bench_sizes[:1], 42)
     job.write(tmp_path, b"\x7fELF")
-    again = Job.from_json(json.loads((tmp_path / "job.json").read_text()))
+    again = EvalRequest.from_json(json.loads((tmp_path / "request.json").read_text()))
     assert again == job
     assert again.contract.launches[1].dims({"M": 100, "N": 40, "K": 8}) == ((3, 7, 4), (16, 16), 0)
 
@@ -139,23 +142,59 @@ def test_job_round_trips_through_json(tmp_path):
 def test_the_real_worker_reports_a_missing_gpu_stack_as_a_verdict(tmp_path):
     source = (CHEATS / "correct_tiled.cu").read_text()
     contract, _ = parse_contract(source, SPEC)
-    Job(SPEC, contract, "float32", SPEC.test_sizes[:1], (), 1).write(tmp_path, b"junk")
+    EvalRequest(SPEC, contract, "float32", SPEC.test_sizes[:1], (), 1).write(tmp_path, b"junk")
     env = client.worker_env(tmp_path)
     # no cupy here (or no GPU): the worker must still write a verdict, never hang or raise
     done = subprocess.run(client.worker_command(tmp_path), env=env, cwd=tmp_path, timeout=120,
                           capture_output=True)
     assert done.returncode == 0
-    result = RunResult.from_json(json.loads((tmp_path / RESULT_FILE).read_text()))
+    result = Evaluation.from_json(json.loads((tmp_path / RESULT_FILE).read_text()))
     assert result.verdict in ("launch_error", "crash") and result.message
+
+
+def test_a_worker_that_cannot_start_is_an_environment_problem(tmp_path):
+    from kgen.errors import EnvironmentProblem
+
+    EvalRequest(SPEC, parse_contract((CHEATS / "correct_tiled.cu").read_text(), SPEC)[0],
+                "float32", SPEC.test_sizes[:1], (), 1).write(tmp_path, b"junk")
+    # Through run_worker, the missing GPU stack (or a missing module) is never a verdict.
+    with pytest.raises(EnvironmentProblem, match="cannot run here|could not start"):
+        client.run_worker(None, None, timeout_s=120, unsafe=True, workdir=tmp_path)
+    with pytest.raises(EnvironmentProblem, match="could not start"):
+        client.run_worker(None, None, timeout_s=30, unsafe=True,
+                          command=[PY, "-m", "kgen_no_such_module"])
+
+
+@pytest.mark.skipif(__import__("kgen.process").process.bwrap_path() is None,
+                    reason="bubblewrap not usable here")
+@pytest.mark.slow
+def test_the_worker_sandbox_binds_a_python_environment_under_tmp(tmp_path):
+    """A virtual environment under /tmp must stay visible under the sandbox's private /tmp."""
+    venv = Path(tempfile.mkdtemp(prefix="kgen-venv-", dir="/tmp"))
+    try:
+        subprocess.run([PY, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+                       check=True, timeout=120)
+        inner = ("import kgen.sandbox.worker, json; "
+                 "json.dump({'verdict': 'pass'}, open('result.json', 'w'))")
+        code = ("import sys, tempfile, pathlib; from kgen.gpu import client; "
+                "w = pathlib.Path(tempfile.mkdtemp()); "
+                "r = client.run_worker(None, None, timeout_s=60, workdir=w, "
+                f"command=[sys.executable, '-c', {inner!r}]); "
+                "print(r.verdict, r.extra['isolation'])")
+        done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert done.stdout.split() == ["pass", "bubblewrap"], done.stdout + done.stderr
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
 
 
 def test_quick_options_time_only_the_first_bench_size():
     options = evaluate.EvalOptions.quick(SPEC)
     contract, _ = parse_contract((CHEATS / "correct_tiled.cu").read_text(), SPEC)
-    job = evaluate.make_job(SPEC, contract, options)
+    job = evaluate.make_request(SPEC, contract, options)
     assert job.bench_sizes == SPEC.bench_sizes[:1] and job.input_sets == 3
     assert len(job.test_sizes) == len(SPEC.test_sizes) and len(job.revalidate_sizes) == 2
-    assert job.seed != evaluate.make_job(SPEC, contract, options).seed  # fresh inputs
+    assert job.seed != evaluate.make_request(SPEC, contract, options).seed  # fresh inputs
 
 
 def test_plan_for_mismatched_archs(monkeypatch):
@@ -214,7 +253,7 @@ def test_doctor_binary_reads_fatbins_and_host_objects(tmp_path):
                "-gencode", "arch=compute_90,code=sm_90"]
     subprocess.run(["nvcc", "-fatbin", *gencode, "-o", str(fat), src], check=True, timeout=120)
     subprocess.run(["nvcc", "-c", *gencode, "-o", str(obj), src], check=True, timeout=120)
-    from kgen.binary import inspect
+    from kgen.compile.binary import inspect
 
     for path, kind in ((fat, "fatbin"), (obj, "host binary")):
         info = inspect(path)
@@ -248,14 +287,14 @@ def test_doctor_endpoint_that_does_not_answer(monkeypatch):
 
 
 def test_parent_never_imports_cupy_or_torch_to_evaluate():
-    code = ("import sys, kgen.evaluate, kgen.commands_gpu, kgen.doctor, sandbox.client; "
+    code = ("import sys, kgen.gpu.evaluate, kgen.cli.gpu_cmds, kgen.doctor, kgen.gpu.client; "
             "print(any(m in sys.modules for m in ('torch', 'cupy')))")
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**os.environ})
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.skipif(__import__("kgen.isolation").isolation.bwrap_path() is None,
+@pytest.mark.skipif(__import__("kgen.process").process.bwrap_path() is None,
                     reason="bubblewrap not usable here")
 def test_worker_runs_inside_bubblewrap(tmp_path):
     work = tmp_path / "work"
@@ -314,8 +353,8 @@ def _fake_cupy(monkeypatch, runtime):
 
 
 def test_wait_turns_a_kernel_error_into_crash_not_timeout(monkeypatch):
-    from sandbox.job import Rejected
-    from sandbox.launch import NOT_READY, wait
+    from kgen.sandbox.launch import NOT_READY, wait
+    from kgen.sandbox.rejected import Rejected
 
     # the kernel runs a little, then faults (700 = cudaErrorIllegalAddress)
     _fake_cupy(monkeypatch, _FakeRuntime([NOT_READY, NOT_READY, 700], sync_error=700))
@@ -329,8 +368,8 @@ def test_wait_turns_a_kernel_error_into_crash_not_timeout(monkeypatch):
 
 
 def test_wait_times_out_on_a_kernel_that_never_ends(monkeypatch):
-    from sandbox.job import Rejected
-    from sandbox.launch import NOT_READY, wait
+    from kgen.sandbox.launch import NOT_READY, wait
+    from kgen.sandbox.rejected import Rejected
 
     _fake_cupy(monkeypatch, _FakeRuntime([NOT_READY]))
     start = time.monotonic()

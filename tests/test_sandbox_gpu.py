@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from kgen.arch import local_gpu, parse_arch
-from kgen.candidate import parse_contract
 from kgen.cli import KgenGroup
-from kgen.commands_gpu import bench
-from kgen.evaluate import EvalOptions, evaluate
-from kgen.nvcc import compile_source
-from kgen.spec import load_op
-from kgen.task import Task
+from kgen.cli.gpu_cmds import bench
+from kgen.compile import compile_source
+from kgen.gpu.evaluate import EvalOptions, evaluate
+from kgen.loop.candidate import parse_contract
+from kgen.loop.task import Task
+from kgen.ops import load_op
 
 pytestmark = pytest.mark.gpu
 

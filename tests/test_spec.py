@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kgen.errors import UsageError
-from kgen.spec import available_ops, load_op
+from kgen.ops import available_ops, load_op
 
 
 def test_gemm_spec_has_what_the_issue_asks_for():

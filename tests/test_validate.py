@@ -8,14 +8,15 @@ import dataclasses
 import pytest
 import torch
 
+from kgen import refexpr as reference
 from kgen.errors import UsageError
-from kgen.spec import load_op
-from sandbox import reference, roofline
-from sandbox.bench import percentile
-from sandbox.compare import changed, compare
-from sandbox.job import Rejected
-from sandbox.launch import GUARD, allocate, poison
-from sandbox.validate import check_after_run, compute_reference, make_inputs
+from kgen.ops import load_op
+from kgen.sandbox import roofline
+from kgen.sandbox.compare import changed, compare
+from kgen.sandbox.launch import GUARD, allocate, poison
+from kgen.sandbox.rejected import Rejected
+from kgen.sandbox.timing import percentile
+from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
 
 SPEC = load_op("gemm")
 

@@ -1,23 +1,36 @@
-"""Pieces every gemm template shares: C types, headers, the `// kgen:` contract header."""
+"""What every builtin template shares: reading a template file, filling its parameter block, and
+the `// kgen:` contract header.
+
+A template is a real .cu file in templates/ that compiles on its own: its parameters sit in a
+block between two marker lines, with defaults. Rendering replaces that block with the chosen
+parameters and the token KGEN_KERNEL with the kernel's name; nothing else changes.
+"""
 
 from __future__ import annotations
 
-CTYPE = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
-SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+from pathlib import Path
 
-# The KGEN_* macros switch on the conversion helpers of the dtype the file is for.
-HEADERS = {
-    "float32": "",
-    "float16": "#include <cuda_fp16.h>\n#define KGEN_HALF 1\n",
-    "bfloat16": "#include <cuda_bf16.h>\n#define KGEN_BF16 1\n",
-}
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+BEGIN = "// ---- kgen:params begin"
+END = "// ---- kgen:params end ----"
 
 
-def contract_header(dtype: str, choices: str, launch: str, about: str) -> str:
+def template_path(name: str) -> Path:
+    return TEMPLATES / f"{name}.cu"
+
+
+def fill(name: str, params: str, kernel: str) -> str:
+    """Template `name` with its parameter block replaced by `params` and its kernel named."""
+    text = template_path(name).read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, body = rest.split(END + "\n", 1)
+    return params.rstrip() + "\n" + body.replace("KGEN_KERNEL", kernel)
+
+
+def contract_header(op: str, dtype: str, choices: str, launch: str, about: str) -> str:
     """The contract lines plus a comment saying who wrote the file and what it is."""
-    return (f"// kgen: op=gemm dtype={dtype}\n"
+    return (f"// kgen: op={op} dtype={dtype}\n"
             f"// kgen: choices {choices}\n"
             f"// kgen: launch {launch}\n"
             f"// Written by kgen's builtin author (rule-based templates + search, not a language "
-            f"model).\n// {about}\n"
-            "// C[M,N] = A[M,K] @ B[K,N], all row-major.\n\n")
+            f"model).\n// {about}\n\n")

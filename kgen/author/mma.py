@@ -1,17 +1,13 @@
-"""Tensor-core gemm template for float16/bfloat16 on sm_80+: mma.sync m16n8k16 with ldmatrix and a
-multi-stage cp.async pipeline, float32 accumulation, stores in the dtype. Any M, N, K: blocks wholly
-inside the matrices load with unguarded cp.async; edge blocks, a partial last k-tile and ragged or
-misaligned rows go through a guarded loader (zero-filled cp.async or element by element); stores
-are guarded. Options: `group` (grouped block raster for L2 reuse) and `pipe` (double-buffered
-register fragments). The CUDA text lives in mma_cuda.py.
-"""
+"""The tensor-core gemm template's parameters and rendering (the CUDA is templates/gemm_mma.cu):
+mma.sync m16n8k16 with ldmatrix and a multi-stage cp.async pipeline for float16/bfloat16 on sm_80+.
+Options: `group` (grouped block raster for L2 reuse) and `pipe` (double-buffered fragments)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgen.author import mma_cuda
-from kgen.author.common import CTYPE, HEADERS, SHORT, contract_header
+from kgen.author.common import contract_header, fill
+from kgen.dtypes import DTYPES
 
 
 @dataclass(frozen=True)
@@ -60,7 +56,8 @@ _TYPES = {
 
 def render(p: MmaParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
-    name = f"gemm_mma_{SHORT[dtype]}"
+    info = DTYPES[dtype]
+    name = f"gemm_mma_{info.short}"
     launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) "
               f"smem={p.smem_bytes} args=(A, B, C, M, N, K)")
     frags = "double-buffered" if p.pipe == 2 else "single"
@@ -68,13 +65,13 @@ def render(p: MmaParams, dtype: str) -> str:
     about = (f"Tensor-core gemm (mma.sync m16n8k16 + ldmatrix), block tile {p.bm}x{p.bn}x{p.bk}, "
              f"{p.wm}x{p.wn} warps, {p.stages}-stage cp.async pipeline, "
              f"{frags} register fragments, {raster}, "
-             "float32 accumulation; sm_80+, any M, N, K.")
+             "float32 accumulation; sm_80+, any M, N, K.\n"
+             "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     pair, mma_type, pack, from_f, zero = _TYPES[dtype]
-    consts = (f"typedef {CTYPE[dtype]} T;\ntypedef {pair} T2;\n#define MMA_TYPE {mma_type}\n"
+    params = (f"#include <{info.header}>\n"
+              f"typedef {info.ctype} T;\ntypedef {pair} T2;\n#define MMA_TYPE {mma_type}\n"
               f"#define PACK2 {pack}\n#define FROM_F {from_f}\n#define ZERO {zero}\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, WM = {p.wm}, WN = {p.wn};\n"
-              f"constexpr int STAGES = {p.stages}, GROUP = {p.group};\n")
-    loop = mma_cuda.LOOP_PIPELINED if p.pipe == 2 else mma_cuda.LOOP_SIMPLE
-    body = (mma_cuda.PRELUDE + mma_cuda.HEAD.replace("KERNEL_NAME", name) + loop
-            + mma_cuda.EPILOGUE)
-    return contract_header(dtype, p.choices, launch, about) + HEADERS[dtype] + consts + body
+              f"constexpr int STAGES = {p.stages}, GROUP = {p.group}, PIPE = {p.pipe};\n")
+    return contract_header("gemm", dtype, p.choices, launch, about) + fill("gemm_mma", params,
+                                                                           name)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgen.arch import Arch
-from kgen.attempt import Attempt
-from kgen.author import model
+from kgen.author import costmodel
 from kgen.author.space import (
     Params,
     default,
@@ -23,8 +22,8 @@ from kgen.author.space import (
     space,
     templates_for,
 )
-
-BAD_VERDICTS = ("wrong", "crash", "timeout", "launch_error", "suspicious")
+from kgen.loop.attempt import Attempt
+from kgen.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class Seen:
 
     number: int
     params: Params
-    outcome: str  # resource | spill | bad | timed | compiled | failed
+    kind: str  # resource | spill | bad | timed | compiled | failed
     detail: str = ""
     ms: float | None = None
     registers: int | None = None
@@ -83,10 +82,11 @@ def read_attempt(a: Attempt) -> Seen | None:
         return Seen(a.number, params, "failed", text[:120])
     usage = next(iter(comp.resources.values()), None) if comp is not None else None
     regs = usage.registers if usage else None
-    if a.run is not None and a.run.verdict == "launch_error" and _is_resource(a.run.message):
-        return Seen(a.number, params, "resource", a.run.message[:120], registers=regs)
-    if a.run is not None and a.run.verdict in BAD_VERDICTS:
-        return Seen(a.number, params, "bad", f"{a.run.verdict}: {a.run.message[:100]}",
+    ran = a.evaluation
+    if ran is not None and ran.verdict == Verdict.LAUNCH_ERROR and _is_resource(ran.message):
+        return Seen(a.number, params, "resource", ran.message[:120], registers=regs)
+    if ran is not None and not Verdict(ran.verdict).passed:  # every verdict but pass is bad
+        return Seen(a.number, params, "bad", f"{ran.verdict}: {ran.message[:100]}",
                     registers=regs)
     if usage is not None and usage.spill_stores > 0:
         return Seen(a.number, params, "spill", f"{usage.spill_stores} bytes of spill stores",
@@ -103,7 +103,7 @@ def _is_resource(text: str) -> bool:
 
 
 def _after_resource_error(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
-    if last.outcome != "resource":
+    if last.kind != "resource":
         return None
     smaller = [p for p in pool if type(p) is type(last.params)
                and p.smem_bytes < last.params.smem_bytes
@@ -117,7 +117,7 @@ def _after_resource_error(last: Seen, seen, pool, arch, dtype) -> Proposal | Non
 
 
 def _after_spill(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
-    if last.outcome != "spill":
+    if last.kind != "spill":
         return None
     lighter = [p for p in pool if type(p) is type(last.params)
                and estimated_registers(p) < estimated_registers(last.params)]
@@ -130,9 +130,9 @@ def _after_spill(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
 
 
 def _after_failure(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
-    if last.outcome not in ("bad", "failed"):
+    if last.kind not in ("bad", "failed"):
         return None
-    failed = [s.params for s in seen if s.outcome in ("bad", "failed")]
+    failed = [s.params for s in seen if s.kind in ("bad", "failed")]
     counts = {t: sum(q.template == t for q in failed) for t in {p.template for p in failed}}
     bad_templates = {t for t, n in counts.items() if n >= 2}
     near_bad = {n for p in failed for n in neighbours(p, arch, dtype)}
@@ -165,7 +165,7 @@ def _toward_fastest(seen, pool, arch, dtype) -> Proposal:
 def _by_model(seen, pool, arch, dtype) -> Proposal:
     ranked = _rank(pool, seen, arch, dtype)
     pick = ranked[0]
-    est = model.estimate(pick, arch, model.register_scale(seen, pick))
+    est = costmodel.estimate(pick, arch, costmodel.register_scale(seen, pick))
     return Proposal(pick, "no timings yet (no GPU has run these): ranking untried configurations "
                           "by ptxas resources and an occupancy/arithmetic-intensity model; "
                           f"{pick.choices} scores best ({est.describe()})")
@@ -173,7 +173,8 @@ def _by_model(seen, pool, arch, dtype) -> Proposal:
 
 def _rank(pool, seen, arch, dtype) -> list[Params]:
     """Best first by the cost model; stable, so ties keep the space's order."""
-    return sorted(pool, key=lambda p: -model.estimate(p, arch, model.register_scale(seen, p)).score)
+    return sorted(pool, key=lambda p: -costmodel.estimate(
+        p, arch, costmodel.register_scale(seen, p)).score)
 
 
 def _closest(origin: Params, pool, seen, arch, dtype) -> Params | None:

@@ -1,15 +1,13 @@
-"""Register-blocked SIMT gemm template: block tile BMxBNxBK, thread tile TMxTN, float4 if it can.
-
-Works for float32 (float4 global loads when K/N are multiples of 4 and the pointers are 16-byte
-aligned, a guarded scalar path otherwise) and, as the fallback where tensor cores are not used,
-for float16/bfloat16 (scalar loads converted to float in shared memory). Any M, N, K.
-"""
+"""The SIMT gemm template's parameters and rendering (the CUDA is templates/gemm_simt.cu): block
+tile BMxBNxBK, thread tile TMxTN, float4 when it can. float32, and the float16/bfloat16 fallback
+where tensor cores are not used."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgen.author.common import CTYPE, HEADERS, SHORT, contract_header
+from kgen.author.common import contract_header, fill
+from kgen.dtypes import DTYPES
 
 
 @dataclass(frozen=True)
@@ -39,172 +37,22 @@ class SimtParams:
                 f"stages={self.stages} vec={self.vec}")
 
 
-_BODY = r"""
-constexpr int THREADS_M = BM / TM, THREADS_N = BN / TN, THREADS = THREADS_M * THREADS_N;
-constexpr int LDA = BM + 4;  // padded: the transposed stores of a warp land on distinct banks
-constexpr int A_LOADS = BM * BK / (4 * THREADS);  // 4-element chunks each thread moves per tile
-constexpr int B_LOADS = BK * BN / (4 * THREADS);
-constexpr bool WIDE = VEC == 4 && sizeof(T) == 4;  // float4 global access only for float32
-// Ask ptxas to fit two blocks per SM (<= 128 registers at 256 threads): one hides the other's
-// syncs. Not with 8x16 thread tiles, which would spill.
-constexpr int MIN_BLOCKS = (THREADS <= 256 && TM * TN <= 64) ? 2 : 1;
-
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ void put(float* p, float v) { *p = v; }
-#ifdef KGEN_HALF
-__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
-__device__ __forceinline__ void put(__half* p, float v) { *p = __float2half_rn(v); }
-#endif
-#ifdef KGEN_BF16
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ void put(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
-#endif
-
-// Four consecutive elements row[col..col+3] as floats; zero at and past `limit`.
-__device__ __forceinline__ float4 load4(const T* row, int col, int limit, bool wide) {
-  if constexpr (WIDE) {
-    if (wide && col + 3 < limit) return *reinterpret_cast<const float4*>(row + col);
-  }
-  float4 v;
-  v.x = col + 0 < limit ? to_f(row[col + 0]) : 0.f;
-  v.y = col + 1 < limit ? to_f(row[col + 1]) : 0.f;
-  v.z = col + 2 < limit ? to_f(row[col + 2]) : 0.f;
-  v.w = col + 3 < limit ? to_f(row[col + 3]) : 0.f;
-  return v;
-}
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-}
-
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-KERNEL_NAME(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-            int M, int N, int K) {
-  __shared__ __align__(16) float As[STAGES][BK][LDA];
-  __shared__ __align__(16) float Bs[STAGES][BK][BN];
-  const int tid = threadIdx.x, tx = tid % THREADS_N, ty = tid / THREADS_N;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const bool wideA = (K % 4 == 0) && aligned16(A);
-  const bool wideB = (N % 4 == 0) && aligned16(B);
-  const bool wideC = WIDE && (N % 4 == 0) && aligned16(C);
-  float4 ra[A_LOADS], rb[B_LOADS];
-  float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
-
-  auto fetch = [&](int k0) {
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-      const int gr = m0 + r;
-      ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
-    }
-#pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-      const int gk = k0 + r;
-      rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, n0 + nc, gk < K ? N : 0, wideB);
-    }
-  };
-  auto stash = [&](int buf) {
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-      As[buf][kc + 0][r] = ra[i].x;
-      As[buf][kc + 1][r] = ra[i].y;
-      As[buf][kc + 2][r] = ra[i].z;
-      As[buf][kc + 3][r] = ra[i].w;
-    }
-#pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-      *reinterpret_cast<float4*>(&Bs[buf][r][nc]) = rb[i];
-    }
-  };
-  auto compute = [&](int buf) {
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      float a[TM], b[TN];
-      // Thread tiles are split in 4-wide strips spread over the block tile: one warp's float4
-      // reads of a k-row are then contiguous (no bank conflicts).
-#pragma unroll
-      for (int c = 0; c < TM / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(&As[buf][kk][c * THREADS_M * 4 + ty * 4]);
-        a[c * 4 + 0] = v.x; a[c * 4 + 1] = v.y; a[c * 4 + 2] = v.z; a[c * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int c = 0; c < TN / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(&Bs[buf][kk][c * THREADS_N * 4 + tx * 4]);
-        b[c * 4 + 0] = v.x; b[c * 4 + 1] = v.y; b[c * 4 + 2] = v.z; b[c * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-  };
-
-  const int tiles = (K + BK - 1) / BK;
-  fetch(0);
-  stash(0);
-  __syncthreads();
-  for (int t = 0; t < tiles; ++t) {
-    const int buf = STAGES == 2 ? (t & 1) : 0;
-    if (STAGES == 2) {
-      if (t + 1 < tiles) fetch((t + 1) * BK);  // global loads in flight during the math
-      compute(buf);
-      if (t + 1 < tiles) stash(buf ^ 1);
-      __syncthreads();
-    } else {
-      compute(buf);
-      __syncthreads();
-      if (t + 1 < tiles) {
-        fetch((t + 1) * BK);
-        stash(0);
-      }
-      __syncthreads();
-    }
-  }
-
-#pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = m0 + (i / 4) * THREADS_M * 4 + ty * 4 + (i % 4);
-    if (row >= M) continue;
-#pragma unroll
-    for (int c = 0; c < TN / 4; ++c) {
-      const int col = n0 + c * THREADS_N * 4 + tx * 4;
-      T* out = C + (size_t)row * N + col;
-      if constexpr (WIDE) {
-        if (wideC && col + 3 < N) {
-          *reinterpret_cast<float4*>(out) =
-              make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2],
-                          acc[i][c * 4 + 3]);
-          continue;
-        }
-      }
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (col + e < N) put(out + e, acc[i][c * 4 + e]);
-    }
-  }
-}
-"""
+# Conversion helpers the template switches on for the 16-bit dtypes.
+_SWITCH = {"float16": "#define KGEN_HALF 1\n", "bfloat16": "#define KGEN_BF16 1\n"}
 
 
 def render(p: SimtParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
-    name = f"gemm_simt_{SHORT[dtype]}"
+    info = DTYPES[dtype]
+    name = f"gemm_simt_{info.short}"
     launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) smem=0 "
               "args=(A, B, C, M, N, K)")
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
-             f"{p.stages}-stage shared memory, float32 accumulation; any M, N, K.")
-    consts = (f"typedef {CTYPE[dtype]} T;\n"
+             f"{p.stages}-stage shared memory, float32 accumulation; any M, N, K.\n"
+             "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
+    params = ((f"#include <{info.header}>\n" if info.header else "") + _SWITCH.get(dtype, "")
+              + f"typedef {info.ctype} T;\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, TM = {p.tm}, TN = {p.tn};\n"
               f"constexpr int STAGES = {p.stages}, VEC = {p.vec};\n")
-    body = _BODY.replace("KERNEL_NAME", name)
-    return contract_header(dtype, p.choices, launch, about) + HEADERS[dtype] + consts + body
-
-
-
+    return contract_header("gemm", dtype, p.choices, launch, about) + fill("gemm_simt", params,
+                                                                           name)

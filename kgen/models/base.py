@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from kgen.attempt import Attempt
-    from kgen.task import Task
+    from kgen.loop.attempt import Attempt
+    from kgen.loop.task import Task
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -54,3 +57,12 @@ class Model(Protocol):
         """Return the next reply. Retry transient failures inside; raise ModelFatal when the
         endpoint cannot serve this run (authentication, unknown model, retries exhausted)."""
         ...
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop <think>...</think>, text before a stray </think>, and an unclosed <think> tail."""
+    text = _THINK.sub("", text)
+    if "</think>" in text.lower():
+        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
+    opened = re.search(r"<think>", text, re.IGNORECASE)
+    return (text[:opened.start()] if opened else text).strip()

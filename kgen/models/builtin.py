@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 
-from kgen import fixer
-from kgen.attempt import Attempt
+from kgen.author import fixer
 from kgen.author.search import propose
 from kgen.author.space import render, templates_for
+from kgen.loop.attempt import Attempt
+from kgen.loop.task import Task
 from kgen.models.base import Reply, Request
-from kgen.task import Task
 
 ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
 
@@ -81,7 +81,7 @@ def _diagnostics(task: Task, last: Attempt | None, source: str):
     """The last attempt's compile errors and contract problems; compile the file if none exist."""
     if last is not None and last.compile is not None:
         return tuple(last.compile.diagnostics) + tuple(last.problems)
-    from kgen.nvcc import compile_source
+    from kgen.compile import compile_source
 
     include_dir = task.path.resolve().parent if task.path else None
     return compile_source(source, task.arch, include_dir=include_dir).diagnostics

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from kgen.candidate import strip_reasoning
 from kgen.errors import EnvironmentProblem, ModelFatal, UsageError
-from kgen.models.base import Message, Reply, Request, Usage
+from kgen.models.base import Message, Reply, Request, Usage, strip_reasoning
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "kgen-no-key"  # local servers ignore the key, but the client insists on one

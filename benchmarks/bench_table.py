@@ -1,0 +1,150 @@
+"""`make bench`: gemm side by side on the local GPU — the reference naive kernel, the builtin
+author's best after a fixed budget, cuBLAS and (where installed) Triton — at the spec's bench sizes.
+
+Every kernel of ours is validated and timed by the same sandboxed worker as any candidate (cuBLAS is
+timed interleaved with it); Triton is timed the same way in a process of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from kgen.arch import local_gpu, parse_arch
+from kgen.compile import compile_source
+from kgen.gpu.evaluate import EvalOptions, evaluate
+from kgen.loop.candidate import parse_contract
+from kgen.loop.session import Run, RunConfig
+from kgen.loop.task import Task
+from kgen.models.builtin import BuiltinModel
+from kgen.ops import load_op
+from kgen.verdict import Evaluation
+
+NAIVE = {"float32": "01_naive.cu", "float16": "01_naive_f16.cu", "bfloat16": "01_naive_bf16.cu"}
+
+
+def bench_source(source: str, task: Task, budget_s: float) -> Evaluation:
+    """Compile for the local arch, then validate and time at every bench size."""
+    contract, problems = parse_contract(source, task.spec)
+    compiled = compile_source(source, task.arch)
+    if contract is None or not compiled.ok:
+        return Evaluation("launch_error", (compiled.summary or str(problems))[:300])
+    result = evaluate(compiled, contract, task.spec, task.arch,
+                      options=EvalOptions(bench_budget_s=budget_s))
+    return result or Evaluation("crash", "no GPU")
+
+
+def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str]:
+    """Run the generate loop with the builtin author; (best source, one-line account)."""
+    config = RunConfig("generate", task.arch.name, op="gemm", dtype=task.dtype, rounds=rounds,
+                       patience=3)
+    run = Run.start(config, out, BuiltinModel())
+    summary = run.execute()
+    best_source = Path(summary.best).read_text() if summary.best and summary.validated else None
+    choices = ""
+    if best_source:
+        choices = next((ln.split("choices", 1)[1].strip() for ln in best_source.splitlines()
+                        if ln.startswith("// kgen: choices")), "")
+    account = (f"{summary.attempts} attempts, best: {choices}" if best_source
+               else f"{summary.attempts} attempts, none passed")
+    return best_source, account + f"; run: {run.run_dir.path}"
+
+
+def triton_times(dtype: str, sizes: list[dict[str, int]]) -> dict[str, float]:
+    if importlib.util.find_spec("triton") is None:
+        return {}
+    dims = [str(s[k]) for s in sizes for k in ("M", "N", "K")]
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("triton_matmul.py")),
+                           dtype, *dims],
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        click.echo(f"triton matmul failed: {done.stderr.strip()[-300:]}", err=True)
+        return {}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rows_for(dtype: str, spec, naive: Evaluation, best: Evaluation | None,
+             triton: dict[str, float]) -> list[dict]:
+    rows = []
+    for i, sizes in enumerate(spec.bench_sizes):
+        key = "x".join(str(sizes[k]) for k in ("M", "N", "K"))
+        flops = spec.flop_count(sizes)
+        ref = best if best is not None and best.passed else naive
+        cublas = ref.timings[i].baseline_ms if ref.passed and i < len(ref.timings) else None
+        entries = {"reference naive": _ms(naive, i), "builtin best": _ms(best, i),
+                   "cuBLAS": cublas, "Triton": triton.get(key)}
+        for name, ms in entries.items():
+            rows.append({"dtype": dtype, "size": key, "impl": name, "ms": ms,
+                         "tflops": flops / (ms * 1e-3) / 1e12 if ms else None,
+                         "vs_cublas": cublas / ms if ms and cublas else None})
+    return rows
+
+
+def _ms(result: Evaluation | None, i: int) -> float | None:
+    if result is None or not result.passed or i >= len(result.timings):
+        return None
+    return result.timings[i].ms
+
+
+IMPLS = ("reference naive", "builtin best", "cuBLAS", "Triton")
+
+
+def table(rows: list[dict]) -> str:
+    """Side by side: one line per dtype and size, TFLOP/s (ratio to cuBLAS) per implementation."""
+    lines = ["| dtype | M x N x K | " + " | ".join(IMPLS) + " |",
+             "| --- | --- | " + " | ".join("---:" for _ in IMPLS) + " |"]
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for r in rows:
+        text = "-"
+        if r["ms"]:
+            text = f"{r['tflops']:.1f} TFLOP/s, {r['ms']:.3f} ms"
+            if r["vs_cublas"] and r["impl"] != "cuBLAS":
+                text += f" ({r['vs_cublas']:.2f}x)"
+        cells.setdefault((r["dtype"], r["size"]), {})[r["impl"]] = text
+    for (dtype, size), by_impl in cells.items():
+        lines.append(f"| {dtype} | {size} | " + " | ".join(by_impl.get(i, "-") for i in IMPLS)
+                     + " |")
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--dtypes", default="float32,float16", show_default=True)
+@click.option("--rounds", default=6, show_default=True, help="Builtin author's budget per dtype.")
+@click.option("--budget", default=1.5, show_default=True, help="Timing seconds per size.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
+def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
+    """Print the side-by-side gemm table (and save it as JSON under --out)."""
+    gpu = local_gpu()
+    if gpu is None:
+        click.echo("kgen bench table: no CUDA GPU here; run `make bench` on a GPU machine",
+                   err=True)
+        sys.exit(3)
+    name, local = gpu
+    arch = parse_arch(local.name)
+    spec = load_op("gemm")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    rows, notes = [], []
+    for dtype in dtypes.split(","):
+        task = Task("generate", arch, spec, dtype)
+        naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
+        source, account = builtin_best(task, rounds, out / f"bench-{stamp}-{dtype}")
+        best = bench_source(source, task, budget) if source else None
+        notes.append(f"{dtype}: builtin {account}; naive {naive.verdict}"
+                     + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
+        rows += rows_for(dtype, spec, naive, best, triton_times(dtype, list(spec.bench_sizes)))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"bench-{stamp}.json").write_text(json.dumps({"gpu": name, "rows": rows,
+                                                         "notes": notes}, indent=2))
+    click.echo(f"\ngemm on {name} ({local.name}), {stamp}; median of timed launches, L2 flushed")
+    click.echo("\n".join(notes))
+    click.echo(table(rows))
+
+
+if __name__ == "__main__":
+    main()

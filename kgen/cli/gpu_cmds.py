@@ -1,0 +1,134 @@
+"""The GPU commands: `kgen bench FILE.cu` and `kgen doctor`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from kgen.errors import EnvironmentProblem, UsageError
+
+UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs WITHOUT "
+                  "bubblewrap (it can reach the network and write your files)")
+
+
+def _load_spec(source: str, op: str | None, op_file: Path | None):
+    from kgen.loop.candidate import parse_contract
+    from kgen.ops import load_op
+
+    if op_file is not None:
+        return load_op(path=op_file)
+    if op is None:
+        bare, _ = parse_contract(source, None)
+        op = bare.op if bare is not None and bare.op else None
+    if not op:
+        raise UsageError("the file's contract names no op (`// kgen: op=gemm dtype=...`); "
+                         "pass --op or --op-file")
+    return load_op(op)
+
+
+def _contract(source: str, spec, dtype: str | None, file: Path):
+    from kgen.loop.candidate import parse_contract
+
+    contract, problems = parse_contract(source, spec)
+    if contract is None:
+        lines = "; ".join(f"line {p.line}: {p.message}" if p.line else p.message
+                          for p in problems)
+        raise UsageError(f"{file}: {lines}")
+    if dtype is not None and dtype != contract.dtype:
+        raise UsageError(f"--dtype {dtype} but {file} is written for dtype={contract.dtype} "
+                         "(a kernel's dtype is fixed by its source)")
+    return contract
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--op", help="Op name (default: the file's `// kgen: op=`).")
+@click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Your own op spec (spec.yaml).")
+@click.option("--dtype", help="Check that the file is for this dtype (its contract decides).")
+@click.option("--arch", help="Compile for this target (default: the local GPU's).")
+@click.option("--quick", is_flag=True, help="Time only the first benchmark size, briefly.")
+@click.option("--seed", type=int, help="Fixed input seed (default: fresh random inputs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@click.option("--unsafe-no-sandbox", is_flag=True, help="Run the worker without bubblewrap.")
+def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, arch: str | None,
+          quick: bool, seed: int | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
+    """Validate and time FILE (a .cu with a `// kgen:` contract) against the library baseline."""
+    from kgen.compile import compile_source
+    from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    if not file.is_file():
+        raise UsageError(f"no such file: {file}")
+    source = file.read_text(errors="replace")
+    spec = _load_spec(source, op, op_file)
+    contract = _contract(source, spec, dtype, file)
+    target, embed_ptx = _target(arch)
+    if unsafe_no_sandbox:
+        click.echo(UNSAFE_WARNING, err=True)
+    compiled = compile_source(source, target, include_dir=file.resolve().parent,
+                              embed_ptx=embed_ptx)
+    if not compiled.ok:
+        click.echo(f"{file}: does not compile for {target.name}\n{compiled.summary}", err=True)
+        sys.exit(1)
+    options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
+                      unsafe_no_sandbox=unsafe_no_sandbox)
+    result = evaluate(compiled, contract, spec, target, options=options)
+    if result is None:
+        raise EnvironmentProblem("the GPU could not run this build")
+    _print(result, file, target.name, as_json)
+    sys.exit(0 if result.passed else 1)
+
+
+def _target(arch: str | None):
+    """(target arch, embed PTX?) for the local GPU; EnvironmentProblem when it cannot run."""
+    from kgen.arch import local_gpu, parse_arch
+    from kgen.gpu.evaluate import plan
+
+    found = local_gpu()
+    if found is None:
+        raise EnvironmentProblem("no CUDA GPU here: kgen bench needs one to validate and time "
+                                 "(kgen compile works without)")
+    target = parse_arch(arch) if arch else found[1]
+    how = plan(target)
+    if not how.runnable:
+        raise EnvironmentProblem(how.message)
+    if how.message:
+        click.echo(f"kgen: note: {how.message}", err=True)
+    return target, how.embed_ptx
+
+
+def _print(result, file: Path, arch: str, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"file": str(file), "arch": arch, **result.to_json()}, indent=2))
+        return
+    click.echo(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)", err=True)
+    click.echo(result.describe())
+    for check in result.checks:
+        click.echo(f"check  {check}")
+
+
+@click.command()
+@click.option("--binary", type=click.Path(dir_okay=False, path_type=Path),
+              help="Say which SASS/PTX archs a cubin, fatbin or shared library holds.")
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON on stdout.")
+@click.option("--unsafe-no-sandbox", is_flag=True, help="Try the GPU worker without bubblewrap.")
+def doctor(binary: Path | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
+    """Report the GPU, driver, nvcc, torch/cupy, isolation, profilers and model endpoint."""
+    from kgen import doctor as checks_module
+
+    if binary is not None:
+        if not binary.is_file():
+            raise UsageError(f"no such file: {binary}")
+        checks = checks_module.check_binary(binary)
+    else:
+        checks = checks_module.run_checks(unsafe=unsafe_no_sandbox)
+    if as_json:
+        click.echo(json.dumps([c.to_json() for c in checks], indent=2))
+    else:
+        click.echo(checks_module.render(checks))
+    failed = any(c.status == checks_module.FAIL for c in checks)
+    sys.exit(1 if failed else 0)

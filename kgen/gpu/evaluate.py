@@ -1,0 +1,148 @@
+"""The GPU stage the loop calls: a compiled candidate -> Evaluation (None: no GPU to run it on).
+
+Each candidate runs in a fresh sandboxed worker (kgen.sandbox); this module plans what can run
+here and what to ask for, and never creates a CUDA context itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import secrets
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kgen.arch import Arch, can_run_on, local_gpu
+from kgen.compile import CompileResult
+from kgen.contract import Contract
+from kgen.errors import EnvironmentProblem
+from kgen.gpu import client
+from kgen.spec import OpSpec
+from kgen.verdict import Evaluation, Verdict
+from kgen.wire import EvalRequest
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How hard to look: the defaults are `kgen bench`; `quick()` is for loop rounds."""
+
+    timeout_s: float | None = None  # whole worker; None: derived from the sizes and budgets
+    kernel_timeout_s: float = 10.0  # one launch; an endless kernel becomes `timeout` after this
+    bench_sizes: tuple[dict[str, int], ...] | None = None  # None: the spec's bench sizes
+    bench_budget_s: float = 2.0
+    input_sets: int = 3
+    seed: int | None = None  # None: fresh random inputs every time
+    unsafe_no_sandbox: bool = False
+
+    @classmethod
+    def quick(cls, spec: OpSpec, **changes: Any) -> EvalOptions:
+        """Loop rounds: full validation, but only the first bench size with a short budget."""
+        return replace(cls(bench_sizes=spec.bench_sizes[:1], bench_budget_s=0.5), **changes)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Whether and how code for `target` runs on the local GPU."""
+
+    mode: str  # native | ptx | no | no-gpu | no-stack (torch or cupy missing)
+    local: str  # "NVIDIA H200, sm_90" or ""
+    message: str  # what to tell the user ("" when native)
+
+    @property
+    def embed_ptx(self) -> bool:
+        """Compile with embed_ptx=True so the local (newer) GPU can JIT the target's PTX."""
+        return self.mode == "ptx"
+
+    @property
+    def runnable(self) -> bool:
+        return self.mode in ("native", "ptx")
+
+
+def missing_stack() -> list[str]:
+    """The worker's GPU Python packages this environment lacks (looked up, not imported)."""
+    return [m for m in ("torch", "cupy") if importlib.util.find_spec(m) is None]
+
+
+def gpu_available() -> bool:
+    """A GPU is visible (asked through nvidia-smi, without creating a CUDA context)."""
+    return local_gpu() is not None
+
+
+def plan(target: Arch) -> Plan:
+    """Say how a build for `target` can run here, in words the CLI prints as they are."""
+    found = local_gpu()
+    if found is None:
+        return Plan("no-gpu", "", "no CUDA GPU here: candidates are compiled but not validated "
+                    "or timed")
+    name, local = found
+    where = f"{name}, {local.name}"
+    missing = missing_stack()
+    if missing:
+        return Plan("no-stack", where, f"{' and '.join(missing)} not installed (pip install "
+                    "'kgen[gpu]'): candidates are compiled but not validated or timed")
+    mode = can_run_on(target, local)
+    if mode == "native":
+        return Plan(mode, where, "")
+    if mode == "ptx":
+        return Plan(mode, where, f"--arch {target.name} differs from the local GPU ({where}): "
+                    f"running the embedded {target.compute} PTX, JIT-compiled for "
+                    f"{local.name}; timings are for the local GPU, not for {target.name}")
+    return Plan(mode, where, f"--arch {target.name} code cannot run on the local GPU ({where}): "
+                f"a {target.name} binary needs that GPU (or an older --arch whose PTX "
+                f"{local.name} can JIT, e.g. --arch {local.name}); not validated or timed here")
+
+
+def evaluate(compile_result: CompileResult, contract: Contract | None, spec: OpSpec | None,
+             arch: Arch, *, options: EvalOptions | None = None) -> Evaluation | None:
+    """Validate and time one compiled candidate in a fresh worker; None when it cannot run here."""
+    how = plan(arch)
+    if not how.runnable or compile_result.cubin is None or contract is None or spec is None:
+        return None
+    options = options or EvalOptions()
+    request = make_request(spec, contract, options)
+    started = time.monotonic()
+    result = client.run_worker(request, compile_result.cubin,
+                               timeout_s=wall_timeout(request, options),
+                               unsafe=options.unsafe_no_sandbox)
+    if not result.device:
+        result = replace(result, device=how.local)
+    if how.message:
+        result = replace(result, note="; ".join(n for n in (how.message, result.note) if n))
+    if Verdict(result.verdict).needs_health_check:
+        try:
+            canary = {"canary": ensure_healthy(options)}
+        except EnvironmentProblem as exc:  # the loop saves this attempt, then stops the run
+            canary = {"gpu_unhealthy": str(exc)}
+        result = replace(result, extra={**result.extra, **canary})
+    return replace(result, seconds=round(time.monotonic() - started, 3))
+
+
+def make_request(spec: OpSpec, contract: Contract, options: EvalOptions) -> EvalRequest:
+    bench = spec.bench_sizes if options.bench_sizes is None else options.bench_sizes
+    by_work = sorted(spec.test_sizes, key=spec.flop_count)
+    revalidate = (by_work[len(by_work) // 2], by_work[-1]) if len(by_work) > 1 else tuple(by_work)
+    seed = options.seed if options.seed is not None else secrets.randbits(31)
+    return EvalRequest(spec, contract, contract.dtype, spec.test_sizes, tuple(bench), seed,
+               options.input_sets, options.kernel_timeout_s, options.bench_budget_s,
+               revalidate if bench else ())
+
+
+def wall_timeout(request: EvalRequest, options: EvalOptions) -> float:
+    """Enough for start-up, every check and the timing loops; an endless kernel stops sooner."""
+    if options.timeout_s is not None:
+        return options.timeout_s
+    return 90.0 + len(request.bench_sizes) * (2 * request.bench_budget_s + 60.0)
+
+
+def ensure_healthy(options: EvalOptions, attempts: int = 2) -> str:
+    """Run the canary until it passes (a second try after a pause); EnvironmentProblem if not."""
+    last = None
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(3.0)
+        last = client.check_health(unsafe=options.unsafe_no_sandbox)
+        if last.passed:
+            return f"GPU healthy after the failure (canary passed on {last.device})"
+    raise EnvironmentProblem("the GPU did not pass the canary kernel after a candidate failed "
+                             f"({last.verdict if last else '?'}: {last.message if last else ''});"
+                             " stopping rather than blaming the next candidate")

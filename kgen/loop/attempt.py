@@ -1,0 +1,82 @@
+"""One attempt in the history: the candidate, what nvcc and the GPU said, the feedback sent back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kgen.compile import CompileResult, Diagnostic, summarize
+from kgen.verdict import Evaluation
+
+
+@dataclass(frozen=True)
+class Attempt:
+    number: int  # 1-based over the whole run
+    round: int
+    source: str | None  # None when the reply held no code block
+    choices: str = ""  # the author's key choices (contract `choices` line), for the history table
+    notes: str = ""  # the author's stated reasons (builtin) or nothing
+    problems: tuple[Diagnostic, ...] = ()  # launch-contract problems, sent back like compile errors
+    compile: CompileResult | None = None
+    evaluation: Evaluation | None = None  # what the GPU found, where one could run it
+
+    @property
+    def status(self) -> str:
+        """no code | contract error | compile error | compiled | a run verdict."""
+        if self.source is None:
+            return "no code"
+        if self.compile is not None and not self.compile.ok:
+            return "compile error"
+        if self.problems:
+            return "contract error"
+        if self.compile is None:
+            return "not compiled"
+        return self.evaluation.verdict if self.evaluation else "compiled"
+
+    @property
+    def passed(self) -> bool:
+        return self.evaluation is not None and self.evaluation.passed
+
+    @property
+    def best_ms(self) -> float | None:
+        """The candidate's time at its first benchmark size, when it passed and was timed."""
+        if not self.passed or self.evaluation is None or not self.evaluation.timings:
+            return None
+        return self.evaluation.timings[0].ms
+
+    def feedback(self, budget: int = 3000) -> str:
+        """The structured records the model gets back for this attempt (never a raw log)."""
+        if self.source is None:
+            return ("No kernel found in your reply. Reply with the complete .cu file in one "
+                    "```cuda fenced block, with the // kgen: contract lines at the top.")
+        parts = []
+        if self.compile is not None:
+            parts.append(self.compile.summary or ("compiled" if self.compile.ok else "failed"))
+        if self.problems:
+            parts.append(summarize(self.problems, self.source, budget=budget // 2))
+        if self.evaluation is not None:
+            parts.append(self.evaluation.describe())
+        elif self.compile is not None and self.compile.ok and not self.problems:
+            parts.append("compiled; not validated or timed (no GPU available to kgen here)")
+        return "\n".join(p for p in parts if p)[:budget]
+
+    def to_json(self) -> dict[str, Any]:
+        """The results.jsonl record (the source itself lives in attempts/NNN/kernel.cu)."""
+        comp = self.compile
+        return {"attempt": self.number, "round": self.round, "status": self.status,
+                "choices": self.choices, "notes": self.notes,
+                "compile": None if comp is None else {k: v for k, v in comp.to_json().items()},
+                "problems": [p.to_json() for p in self.problems],
+                "evaluation": None if self.evaluation is None else self.evaluation.to_json()}
+
+
+def best_attempt(attempts: list[Attempt] | tuple[Attempt, ...]) -> Attempt | None:
+    """Fastest passing attempt; else the last that passed; else the last that compiled cleanly."""
+    timed = [a for a in attempts if a.best_ms is not None]
+    if timed:
+        return min(timed, key=lambda a: a.best_ms or 0.0)
+    passed = [a for a in attempts if a.passed]
+    if passed:
+        return passed[-1]
+    clean = [a for a in attempts if a.status == "compiled"]
+    return clean[-1] if clean else None

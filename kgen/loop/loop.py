@@ -1,0 +1,150 @@
+"""The loop: ask the model, check its candidate (contract, nvcc, GPU), feed the result back, repeat.
+
+Only this module knows the order of the stages. Each round asks for `candidates` replies rendered
+from the same history; the run stops on budget (rounds, wall time, tokens), when the model gives up,
+or after `patience` attempts without improvement once a candidate has succeeded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kgen.compile import CompileResult, Diagnostic, compile_source
+from kgen.contract import Contract
+from kgen.errors import EnvironmentProblem
+from kgen.loop import prompts
+from kgen.loop.attempt import Attempt, best_attempt
+from kgen.loop.candidate import extract_source, parse_contract
+from kgen.loop.rundir import RunDir
+from kgen.loop.task import Task
+from kgen.models.base import Model, Reply, Request
+from kgen.verdict import Evaluation
+
+Evaluator = Callable[[CompileResult, Contract, Task], Evaluation]
+
+
+@dataclass(frozen=True)
+class Budget:
+    rounds: int = 8
+    candidates: int = 1  # per round, all from the same prompt
+    patience: int = 3  # attempts without improvement after a success
+    wall_seconds: float | None = None
+    tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Checker:
+    """How candidates are checked: compile settings and, where a GPU can run them, the evaluator."""
+
+    evaluator: Evaluator | None = None
+    embed_ptx: bool = False  # the local GPU runs the target through the PTX (see kgen.arch)
+    gpu_note: str = "no GPU: candidates are compiled, not validated or timed"
+    flags: tuple[str, ...] = ()
+
+    def check(self, task: Task, source: str, number: int, round_number: int,
+              notes: str = "") -> Attempt:
+        """Contract, compile and (where a GPU can) run one source: the attempt's record."""
+        contract: Contract | None = None
+        problems: tuple[Diagnostic, ...] = ()
+        if task.spec is not None or "// kgen:" in source:
+            contract, problems = parse_contract(source, task.spec)
+        include_dir = task.path.resolve().parent if task.path else None
+        compiled = compile_source(source, task.arch, flags=self.flags, include_dir=include_dir,
+                                       embed_ptx=self.embed_ptx)
+        evaluation = None
+        if compiled.ok and contract is not None and task.spec is not None and self.evaluator:
+            evaluation = self.evaluator(compiled, contract, task)
+        return Attempt(number, round_number, source, contract.choices if contract else "", notes,
+                       problems, compiled, evaluation)
+
+
+@dataclass
+class Trajectory:
+    """The attempts of a run so far, why it stopped, and the tokens it spent."""
+
+    attempts: list[Attempt] = field(default_factory=list)
+    stop_reason: str = ""
+    tokens: int = 0
+
+    @property
+    def best(self) -> Attempt | None:
+        return best_attempt(self.attempts)
+
+
+def succeeded(attempt: Attempt, validating: bool) -> bool:
+    """Passed on the GPU, or (with no GPU to validate) compiled cleanly with a good contract."""
+    return attempt.passed if validating else attempt.status == "compiled"
+
+
+def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget: Budget,
+             history: list[Attempt], prompt_set: str = "default",
+             on_attempt: Callable[[Attempt, Trajectory], None] = lambda a, o: None) -> Trajectory:
+    """Run rounds until success-and-patience, budget or give-up; every attempt is saved at once."""
+    trajectory = Trajectory(list(history))
+    start = time.monotonic()
+    validating = checker.evaluator is not None and task.spec is not None
+    while True:
+        reason = _should_stop(trajectory, budget, start, validating)
+        if reason:
+            trajectory.stop_reason = reason
+            return trajectory
+        messages = prompts.build_messages(task, tuple(trajectory.attempts), prompt_set)
+        round_number = 1 + max((a.round for a in trajectory.attempts), default=0)
+        for _ in range(budget.candidates):
+            request = Request(tuple(messages), task, tuple(trajectory.attempts))
+            reply = _ask(model, request, run_dir, len(trajectory.attempts) + 1)
+            trajectory.tokens += reply.usage.total
+            if reply.give_up:
+                trajectory.stop_reason = f"the model gave up: {reply.give_up}"
+                return trajectory
+            attempt = _attempt(task, checker, reply, len(trajectory.attempts) + 1, round_number)
+            run_dir.save_attempt(attempt, reply.text)
+            trajectory.attempts.append(attempt)
+            on_attempt(attempt, trajectory)
+            if attempt.evaluation is not None and "gpu_unhealthy" in attempt.evaluation.extra:
+                raise EnvironmentProblem(attempt.evaluation.extra["gpu_unhealthy"])
+
+
+def _should_stop(trajectory: Trajectory, budget: Budget, start: float, validating: bool) -> str:
+    attempts = trajectory.attempts
+    rounds_done = max((a.round for a in attempts), default=0)
+    if budget.wall_seconds is not None and time.monotonic() - start > budget.wall_seconds:
+        return f"wall-time budget of {budget.wall_seconds:g} s spent"
+    if budget.tokens is not None and trajectory.tokens >= budget.tokens:
+        return f"token budget of {budget.tokens} spent"
+    won = any(succeeded(a, validating) for a in attempts)
+    if won and not validating:
+        return "a candidate compiled cleanly (it cannot be validated or timed here)"
+    best = best_attempt(attempts)
+    if won and best is not None:  # best is the fastest passing attempt: count attempts since it
+        if len(attempts) - 1 - attempts.index(best) >= budget.patience:
+            return f"no improvement in the last {budget.patience} attempts"
+    if rounds_done >= budget.rounds:
+        return f"all {budget.rounds} rounds used"
+    return ""
+
+
+def _ask(model: Model, request: Request, run_dir: RunDir, number: int) -> Reply:
+    started = time.monotonic()
+    record = {"attempt": number, "model": model.name, "messages": list(request.messages)}
+    try:
+        reply = model.complete(request)
+    except BaseException as exc:  # logged, then re-raised: the loop never hides a model failure
+        run_dir.log_call({**record, "error": f"{type(exc).__name__}: {exc}",
+                          "latency_s": round(time.monotonic() - started, 3)})
+        raise
+    run_dir.log_call({**record, "reply": reply.text, "give_up": reply.give_up,
+                      "usage": {"prompt_tokens": reply.usage.prompt_tokens,
+                                "completion_tokens": reply.usage.completion_tokens},
+                      "latency_s": round(reply.latency_s or time.monotonic() - started, 3)})
+    return reply
+
+
+def _attempt(task: Task, checker: Checker, reply: Reply, number: int, round_number: int) -> Attempt:
+    source = extract_source(reply.text)
+    notes = reply.text.split("```", 1)[0].strip()[:2000]  # the author's stated reasons
+    if source is None:
+        return Attempt(number, round_number, None, notes=notes)
+    return checker.check(task, source, number, round_number, notes)

@@ -1,0 +1,143 @@
+"""Render the prompts in `prompts/` (Jinja2, StrictUndefined); nothing else builds prompt text.
+
+A prompt set is a folder of templates chosen by name (`--prompt-set NAME`): `default` is the
+top-level `prompts/` folder, `NAME` a subfolder of it, or any folder path a user points at. A set
+only needs the files it changes; the rest come from the default set.
+
+The conversation is re-rendered each turn (system + one user message holding the history table and
+the last attempt's feedback), so tokens stay bounded and earlier replies, with any reasoning text
+in them, are never sent back.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from kgen.dtypes import DTYPES, ctypes
+from kgen.errors import UsageError
+from kgen.loop.attempt import Attempt, best_attempt
+from kgen.loop.task import Task
+from kgen.models.base import Message
+from kgen.paths import data_dir
+
+DEFAULT_SET = "default"
+HISTORY_ROWS = 12  # the table shows the last rows and always the best attempt
+OK_STATUSES = ("compiled", "pass")
+
+
+def prompts_root() -> Path:
+    """The default set's folder: kgen/prompts/ in a wheel, prompts/ beside kgen/ in a checkout."""
+    return data_dir("prompts")
+
+
+def list_prompt_sets() -> list[str]:
+    """`default` plus every subfolder of prompts/ that holds templates."""
+    root = prompts_root()
+    subsets = sorted(p.name for p in root.iterdir()
+                     if p.is_dir() and not p.name.startswith(("_", ".")) and any(p.glob("*.j2")))
+    return [DEFAULT_SET, *subsets]
+
+
+def _set_dir(prompt_set: str) -> Path | None:
+    """The folder of a prompt set (None for default); UsageError for an unknown one."""
+    if prompt_set == DEFAULT_SET:
+        return None
+    if prompt_set in list_prompt_sets():
+        return prompts_root() / prompt_set
+    path = Path(prompt_set).expanduser()
+    if path.is_dir() and any(path.glob("*.j2")):
+        return path
+    raise UsageError(f"unknown prompt set {prompt_set!r}; known: {', '.join(list_prompt_sets())} "
+                     "(or a folder holding *.j2 templates)")
+
+
+def environment(prompt_set: str = DEFAULT_SET) -> jinja2.Environment:
+    """A Jinja2 environment whose loader looks in the set first, then in the default set."""
+    folders = tuple(str(d) for d in (_set_dir(prompt_set), prompts_root()) if d is not None)
+    return _environment(folders)
+
+
+@functools.lru_cache(maxsize=16)
+def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
+    # Cached so templates compile once; the loader still reloads a file whose mtime changed.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(list(folders)),
+                             undefined=jinja2.StrictUndefined, autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["numbered"] = numbered
+    env.filters["kib"] = lambda n: f"{n / 1024:g} KiB"
+    env.globals["ctypes"] = ctypes()
+    return env
+
+
+def render(name: str, prompt_set: str = DEFAULT_SET, **context: Any) -> str:
+    """Render template `name` (e.g. "generate.md.j2") of a prompt set; a missing variable raises."""
+    env = environment(prompt_set)
+    try:
+        template = env.get_template(name)
+    except jinja2.TemplateNotFound as exc:
+        raise UsageError(f"prompt set {prompt_set!r} has no template {exc.name!r}") from exc
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"prompt set {prompt_set!r}, template {exc.name or name!r} line "
+                         f"{exc.lineno}: {exc.message}") from exc
+    try:
+        return template.render(**context).strip() + "\n"
+    except jinja2.TemplateError as exc:  # a user's prompt set with a typo: one clear line
+        raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: {exc}") from exc
+
+
+def numbered(source: str) -> str:
+    """The source with right-aligned line numbers, as the diagnostics quote them."""
+    lines = source.rstrip("\n").splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{i:>{width}} | {text}" for i, text in enumerate(lines, start=1))
+
+
+def build_messages(task: Task, history: tuple[Attempt, ...] | list[Attempt],
+                   prompt_set: str = DEFAULT_SET) -> tuple[Message, ...]:
+    """The system message and one user message for this turn, re-rendered from the history."""
+    context = turn_context(task, tuple(history))
+    system = render("system.md.j2", prompt_set, **context)
+    user = render(choose_template(task, tuple(history)), prompt_set, **context)
+    return ({"role": "system", "content": system}, {"role": "user", "content": user})
+
+
+def choose_template(task: Task, history: tuple[Attempt, ...]) -> str:
+    """fix for `kgen fix` and for repairing a broken candidate; optimize once one is good."""
+    if task.mode == "fix":
+        return "fix.md.j2"
+    if not history:
+        return "generate.md.j2"
+    last = history[-1]
+    if last.source is not None and last.status not in OK_STATUSES:
+        return "fix.md.j2"
+    if best_attempt(history) is not None:
+        return "optimize.md.j2"
+    return "generate.md.j2"
+
+
+def turn_context(task: Task, history: tuple[Attempt, ...]) -> dict[str, Any]:
+    """Every variable the templates may use; templates pick what they show."""
+    last = history[-1] if history else None
+    current = next((a for a in reversed(history) if a.source is not None), None)
+    best = best_attempt(history)
+    shown = list(history[-HISTORY_ROWS:])
+    if best is not None and best not in shown:
+        shown.insert(0, best)
+    spec = task.spec
+    return {
+        "task": task, "mode": task.mode, "arch": task.arch, "facts": task.arch.facts,
+        "spec": spec, "dtype": task.dtype or "",
+        "ctype": DTYPES[task.dtype].ctype if task.dtype in DTYPES else "",
+        "tolerance": spec.dtypes.get(task.dtype or "") if spec else None,
+        "history": tuple(shown), "omitted": len(history) - len(shown),
+        "attempt_count": len(history), "last": last, "current": current, "best": best,
+        "feedback": last.feedback() if last is not None else "",
+        "current_feedback": current.feedback() if current is not None else "",
+        # The file to mend: the latest candidate with code, else the user's own file.
+        "source": current.source if current is not None else (task.source or ""),
+        "file_name": task.path.name if task.path else "kernel.cu",
+    }

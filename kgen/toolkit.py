@@ -1,0 +1,76 @@
+"""The CUDA toolkit on this machine: where nvcc is, its version, its root, the archs it builds.
+
+The one place that looks nvcc up; the compile stage, `kgen.arch` and `kgen doctor` ask here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from kgen.errors import EnvironmentProblem
+
+
+@functools.cache
+def nvcc_path() -> Path:
+    """The nvcc on PATH, or EnvironmentProblem."""
+    found = shutil.which("nvcc")
+    if found is None:
+        raise EnvironmentProblem("nvcc not found on PATH; install the CUDA toolkit and put its "
+                                 "bin/ folder on PATH")
+    return Path(found)
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run([str(nvcc_path()), *args], capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentProblem(f"nvcc {' '.join(args)} failed to run: {exc}") from exc
+
+
+@functools.cache
+def nvcc_version() -> str:
+    """The last line of `nvcc --version` (part of every compile cache key)."""
+    lines = _run("--version").stdout.strip().splitlines()
+    return lines[-1] if lines else "unknown"
+
+
+@functools.cache
+def nvcc_release() -> str:
+    """`13.0` style release number, or "" when nvcc does not say."""
+    m = re.search(r"release (\d+\.\d+)", _run("--version").stdout)
+    return m.group(1) if m else ""
+
+
+@functools.cache
+def cuda_root() -> Path:
+    """The toolkit folder, as nvcc itself reports it (PATH may hold only a wrapper script)."""
+    out = _run("-dryrun", "-cubin", "-arch=sm_75", "-x", "cu", os.devnull)
+    m = re.search(r"^#\$ TOP=(\S+)", out.stderr, re.MULTILINE)
+    return Path(m.group(1)).resolve() if m else nvcc_path().resolve().parent.parent
+
+
+@functools.cache
+def gpu_codes() -> tuple[str, ...]:
+    """Every `sm_XX[a|f]` code the installed nvcc lists (`nvcc --list-gpu-code`)."""
+    return tuple(c for c in _run("--list-gpu-code").stdout.split() if c.startswith("sm_"))
+
+
+def tool(name: str) -> Path | None:
+    """A toolkit binary (ncu, compute-sanitizer, cuobjdump): on PATH, else beside nvcc."""
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    try:
+        root = cuda_root()
+    except EnvironmentProblem:
+        return None
+    for candidate in (root / "bin" / name, nvcc_path().resolve().parent / name):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None

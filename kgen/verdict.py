@@ -1,0 +1,129 @@
+"""What checking a candidate on the GPU found: a verdict, a description for the model, timings.
+
+One definition of the verdicts (what passes, what fails, what makes kgen re-check the GPU, how
+each is shown) and of how a timing is written, for the worker, the loop, the search and the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Verdict(StrEnum):
+    PASS = "pass"
+    WRONG = "wrong"  # ran, but an output (or a guard band, or an input) is off
+    CRASH = "crash"  # illegal address, a sticky CUDA error, the worker died
+    TIMEOUT = "timeout"  # a launch or the whole worker ran past its time
+    LAUNCH_ERROR = "launch_error"  # could not be loaded or launched as the contract says
+    SUSPICIOUS = "suspicious"  # faster than the roofline allows: it cannot have done the work
+
+    @property
+    def passed(self) -> bool:
+        return self is Verdict.PASS
+
+    @property
+    def needs_health_check(self) -> bool:
+        """After these the GPU is re-checked with a canary before the next candidate."""
+        return self in (Verdict.CRASH, Verdict.TIMEOUT, Verdict.LAUNCH_ERROR)
+
+
+# An attempt's status is a verdict, or one of these when it never reached the GPU.
+NOT_RUN = ("no code", "contract error", "compile error", "compiled", "not compiled")
+_COLORS = {"pass": "green", "compiled": "green", "suspicious": "yellow", "compile error": "yellow",
+           "contract error": "yellow", "no code": "yellow"}
+
+
+def status_color(status: str) -> str:
+    """The colour a status is shown in (failed verdicts red)."""
+    return _COLORS.get(status, "red" if status in Verdict.__members__.values() else "white")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One benchmark size: the candidate against the library baseline, timed the same way."""
+
+    sizes: dict[str, int]
+    ms: float
+    p20_ms: float
+    p80_ms: float
+    baseline: str = ""  # "cuBLAS (torch.matmul)"
+    baseline_ms: float | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    roofline_fraction: float | None = None  # of the measured peak that bounds this op
+
+    @property
+    def speedup(self) -> float | None:
+        return self.baseline_ms / self.ms if self.baseline_ms and self.ms > 0 else None
+
+    @property
+    def size_label(self) -> str:
+        return "x".join(str(v) for v in self.sizes.values())
+
+    def short(self) -> str:
+        """`1.920 ms, 0.41x of baseline`: for progress lines and table cells."""
+        text = f"{self.ms:.3f} ms"
+        if self.tflops:
+            text += f", {self.tflops:.1f} TFLOP/s"
+        if self.speedup:
+            text += f", {self.speedup:.2f}x of {self.baseline or 'baseline'}"
+        return text
+
+    def describe(self) -> str:
+        """The `time` record the model gets: size, ms, rate, ratio to the baseline, roofline."""
+        rate = f" = {self.tflops:.1f} TFLOP/s" if self.tflops else (
+            f" = {self.gbps:.0f} GB/s" if self.gbps else "")
+        base = ""
+        if self.baseline_ms:
+            base = (f", {self.speedup:.2f}x of {self.baseline or 'baseline'} "
+                    f"({self.baseline_ms:.3f} ms)")
+        roof = f", {self.roofline_fraction:.0%} of roofline" if self.roofline_fraction else ""
+        spread = f" (p20-p80 {self.p20_ms:.3f}-{self.p80_ms:.3f})"
+        return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{roof}"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of checking one candidate in one worker; failures are verdicts, not raises."""
+
+    verdict: str  # a Verdict value
+    message: str = ""  # for `wrong`: how many off, max errors, where; for crashes: the CUDA error
+    timings: tuple[Timing, ...] = ()
+    device: str = ""  # the GPU it ran on ("NVIDIA H200, sm_90")
+    note: str = ""  # e.g. "timings are for the local sm_90 through embedded PTX, not sm_89"
+    checks: tuple[str, ...] = ()  # what was validated, for the report
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> Verdict:
+        return Verdict(self.verdict)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == Verdict.PASS
+
+    def describe(self) -> str:
+        """Records such as `wrong float16 M=127 ...` and `time 4096x4096x4096 ...` for the model."""
+        lines = [f"{self.verdict}  {self.message}".rstrip()]
+        if self.note:
+            lines.append(f"note  {self.note}")
+        lines += [t.describe() for t in self.timings]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = str(self.verdict)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Evaluation:
+        """Read back a record (a worker's result.json, a results.jsonl line); ValueError if bad."""
+        if not isinstance(data, dict) or data.get("verdict") not in set(Verdict):
+            raise ValueError("not an evaluation record")
+        timings = tuple(Timing(**t) for t in data.get("timings", ()))
+        known = {"verdict", "message", "device", "note", "seconds", "extra"}
+        fields = {k: v for k, v in data.items() if k in known}
+        return cls(**fields, timings=timings, checks=tuple(data.get("checks", ())))

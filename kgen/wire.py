@@ -1,0 +1,54 @@
+"""What the parent hands the GPU worker, and the files they exchange in the worker's own folder.
+
+The worker gets only this: the binary, the launch contract, the op spec, sizes, seeds and budgets
+(as request.json), and writes its Evaluation back as result.json.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgen.contract import Contract
+from kgen.spec import OpSpec
+
+REQUEST_FILE = "request.json"
+RESULT_FILE = "result.json"
+BINARY_FILE = "kernel.cubin"  # a cubin, or a fatbin carrying PTX
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """One candidate's evaluation; sizes are dicts of the spec's size symbols."""
+
+    spec: OpSpec
+    contract: Contract
+    dtype: str
+    test_sizes: tuple[dict[str, int], ...]
+    bench_sizes: tuple[dict[str, int], ...]
+    seed: int
+    input_sets: int = 3  # fresh random input sets per test size
+    kernel_timeout_s: float = 10.0  # one launch (or one multi-launch group) may take this long
+    bench_budget_s: float = 2.0  # timing loop per bench size (candidate + baseline together)
+    revalidate_sizes: tuple[dict[str, int], ...] = field(default=())  # after timing, fresh inputs
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec.to_json(), "contract": self.contract.to_json(),
+                "dtype": self.dtype, "test_sizes": list(self.test_sizes),
+                "bench_sizes": list(self.bench_sizes), "seed": self.seed,
+                "input_sets": self.input_sets, "kernel_timeout_s": self.kernel_timeout_s,
+                "bench_budget_s": self.bench_budget_s,
+                "revalidate_sizes": list(self.revalidate_sizes)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EvalRequest:
+        return cls(OpSpec.from_json(data["spec"]), Contract.from_json(data["contract"]),
+                   data["dtype"], tuple(data["test_sizes"]), tuple(data["bench_sizes"]),
+                   int(data["seed"]), int(data["input_sets"]), float(data["kernel_timeout_s"]),
+                   float(data["bench_budget_s"]), tuple(data["revalidate_sizes"]))
+
+    def write(self, folder: Path, binary: bytes) -> None:
+        (folder / BINARY_FILE).write_bytes(binary)
+        (folder / REQUEST_FILE).write_text(json.dumps(self.to_json()))

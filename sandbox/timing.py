@@ -1,0 +1,164 @@
+"""Timing inside the worker: one timing loop (time_interleaved) for candidates, baselines and the
+measured peaks; candidate and baseline interleaved, L2 flushed before each launch.
+
+napkin math: the flush buffer is 4x the L2 (60 MB on an H200 -> 240 MB memset, ~0.1 ms), so no
+input line survives in L2 from the previous launch; both sides pay the same cold-cache start.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kgen import refexpr
+from kgen.dtypes import DTYPES
+from kgen.sandbox import roofline
+from kgen.sandbox.launch import Runner, allocate, poison, wait
+from kgen.sandbox.rejected import Rejected
+from kgen.sandbox.validate import (
+    check_after_run,
+    compute_reference,
+    label,
+    load_inputs,
+    make_inputs,
+)
+from kgen.spec import OpSpec
+from kgen.verdict import Timing
+
+MIN_REPS = 5
+MAX_REPS = 200
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile of a non-empty list (q in 0..100)."""
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def flush_buffer() -> Any:
+    import cupy
+    import torch
+
+    l2 = int(cupy.cuda.Device().attributes.get("L2CacheSize", 64 * 2**20))
+    return torch.empty(max(4 * l2, 64 * 2**20), dtype=torch.uint8, device="cuda")
+
+
+Step = tuple[Callable[[], Any], Callable[[], Any] | None]  # (what to time, what to do before)
+
+
+def time_interleaved(steps: Sequence[Step], *, flush: Any = None, budget_s: float = 2.0,
+                     min_reps: int = MIN_REPS, max_reps: int = MAX_REPS, warmup: int = 2,
+                     settle: Callable[[], None] | None = None) -> list[list[float]]:
+    """The one timing loop: each round times every step in turn with CUDA events (its `before`
+    and the L2 flush outside the timed region), until the budget is spent; ms per step.
+
+    `settle` runs after each round (the worker's watchdog wait, which turns a hang into a verdict).
+    """
+    import torch
+
+    for _ in range(warmup):  # module load, clocks, cuBLAS heuristics
+        for fn, before in steps:
+            if before is not None:
+                before()
+            fn()
+    (settle or torch.cuda.synchronize)()
+    samples: list[list[float]] = [[] for _ in steps]
+    deadline = time.monotonic() + budget_s
+    while len(samples[0]) < max_reps and (len(samples[0]) < min_reps
+                                          or time.monotonic() < deadline):
+        events = []
+        for fn, before in steps:
+            if flush is not None:
+                flush.zero_()
+            if before is not None:
+                before()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            events.append((start, end))
+        (settle or torch.cuda.synchronize)()
+        for k, (start, end) in enumerate(events):
+            samples[k].append(start.elapsed_time(end))
+    return samples
+
+
+def measure_bandwidth() -> float:
+    """Bytes/s of a 1 GiB device-to-device copy (read + write), best of 5."""
+    import torch
+
+    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    (ms,) = time_interleaved([(lambda: dst.copy_(src), None)], budget_s=0, min_reps=5,
+                             warmup=1)
+    return 2 * src.numel() / (min(ms) * 1e-3)
+
+
+def measure_matmul_rate(dtype: str, n: int = 4096) -> float | None:
+    """FLOP/s of torch.matmul (cuBLAS) on n^3 random data in the dtype, best of 5: the measured
+    compute ceiling for the roofline fraction; None if it cannot be measured (it is only shown)."""
+    import torch
+
+    try:
+        kind = getattr(torch, DTYPES[dtype].torch)
+        a = (torch.rand(n, n, device="cuda") * 2 - 1).to(kind)
+        b = (torch.rand(n, n, device="cuda") * 2 - 1).to(kind)
+        (ms,) = time_interleaved([(lambda: torch.matmul(a, b), None)], budget_s=0, min_reps=5,
+                                 warmup=1)
+        return 2 * n**3 / (min(ms) * 1e-3)
+    except Exception:  # informational: never fail a candidate because the ceiling was not measured
+        return None
+
+
+def time_callable(fn: Any, budget_s: float = 2.0) -> float:
+    """Median ms of fn, timed as candidates are (events, L2 flushed before each); for make bench."""
+    (ms,) = time_interleaved([(fn, None)], flush=flush_buffer(), budget_s=budget_s)
+    return percentile(ms, 50)
+
+
+def baseline_name(spec: OpSpec) -> str:
+    return "cuBLAS (torch.matmul)" if spec.name == "gemm" else f"torch ({spec.reference})"
+
+
+def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], seed: int,
+            budget_s: float, timeout_s: float, peaks: roofline.Peaks) -> Timing:
+    """Validate at this size, time both sides over the budget, check the output again after."""
+    where = f"{label(dtype, sizes)} (benchmark size)"
+    inputs = make_inputs(spec, sizes, dtype, seed)
+    buffers = allocate(spec, sizes, dtype)
+    load_inputs(buffers, inputs)
+    calls = runner.prepare(buffers, sizes)
+    graph = runner.graph(calls)
+    poison(buffers)
+    runner.run(calls, graph)
+    wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
+    refs = compute_reference(spec, dtype, inputs, sizes)
+    check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+    own = {k: v.to("cuda") for k, v in inputs.items()}  # the baseline reads its own copies
+    flush = flush_buffer()
+    cand_ms, base_ms = time_interleaved(
+        [(lambda: runner.run(calls, graph), lambda: poison(buffers)),
+         (lambda: refexpr.evaluate(spec.reference, own), None)],
+        flush=flush, budget_s=budget_s, settle=lambda: wait(f"a timed launch at {where}",
+                                                            timeout_s))
+    # The last timed launch must still be right: a kernel that changes when called repeatedly
+    # (cached results, first-call-only writes) fails here.
+    check_after_run(spec, dtype, sizes, buffers, inputs, refs,
+                    f"{where}, after {len(cand_ms)} timed launches")
+    return _timing(spec, dtype, sizes, cand_ms, base_ms, peaks)
+
+
+def _timing(spec: OpSpec, dtype: str, sizes: dict[str, int], cand_ms: list[float],
+            base_ms: list[float], peaks: roofline.Peaks) -> Timing:
+    ms = percentile(cand_ms, 50)
+    flops, nbytes = spec.flop_count(sizes), spec.byte_count(sizes, dtype)
+    suspicious = roofline.too_fast(ms, flops, nbytes, peaks, dtype)
+    if suspicious:
+        raise Rejected("suspicious", f"{label(dtype, sizes)}: {suspicious}")
+    return Timing(dict(sizes), ms, percentile(cand_ms, 20), percentile(cand_ms, 80),
+                  baseline_name(spec), percentile(base_ms, 50),
+                  flops / (ms * 1e-3) / 1e12 if flops else None,
+                  nbytes / (ms * 1e-3) / 1e9,
+                  roofline.fraction(ms, flops, nbytes, peaks, dtype))

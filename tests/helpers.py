@@ -1,0 +1,17 @@
+"""Shared test helpers: kernels from tests/data, replies as a model writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+
+def kernel(name: str) -> str:
+    """A kernel source from tests/data/kernels/ (fixtures are files, not strings)."""
+    return (DATA / "kernels" / name).read_text()
+
+
+def fenced(code: str, preface: str = "Here is the kernel.") -> str:
+    """A model reply carrying `code` in a cuda block."""
+    return f"{preface}\n\n```cuda\n{code}```\n"

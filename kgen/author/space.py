@@ -13,6 +13,7 @@ from kgen.arch import Arch
 from kgen.author import mma, simt
 from kgen.author.mma import MmaParams
 from kgen.author.simt import SimtParams
+from kgen.dtypes import DTYPES
 
 Params = SimtParams | MmaParams
 
@@ -31,12 +32,12 @@ MMA_PIPE_LIMIT = 248
 
 def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
     """Templates that can serve this dtype on this arch, preferred first."""
-    if dtype in ("float16", "bfloat16") and arch.major_minor >= 80 \
-            and dtype in arch.facts.mma_dtypes:
+    info = DTYPES.get(dtype)
+    if info is None or not info.is_float or info.size > 4:
+        return ()
+    if info.tensor_cores and arch.major_minor >= 80 and dtype in arch.facts.mma_dtypes:
         return ("mma", "simt")
-    if dtype in ("float32", "float16", "bfloat16"):
-        return ("simt",)
-    return ()
+    return ("simt",)
 
 
 # First candidates, best first; the first that fits the arch wins. Measured on an H200 at 4096^3

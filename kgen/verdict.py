@@ -58,6 +58,12 @@ class Timing:
     def speedup(self) -> float | None:
         return self.baseline_ms / self.ms if self.baseline_ms and self.ms > 0 else None
 
+    def beats(self, other: Timing, margin: float = 0.01) -> bool:
+        """Faster beyond the noise: at least `margin` faster at the median, and the two measured
+        spreads (p20-p80) do not overlap. A change within the noise never counts, so the same
+        search budget ends on the same best configuration run after run."""
+        return self.ms < other.ms * (1 - margin) and self.p80_ms < other.p20_ms
+
     @property
     def size_label(self) -> str:
         return "x".join(str(v) for v in self.sizes.values())

@@ -152,3 +152,26 @@ def test_a_candidate_that_breaks_the_gpu_is_saved_before_the_run_stops(tmp_path)
     records = run_dir.finished_records()
     assert [r["status"] for r in records] == ["crash"]
     assert (run_dir.attempt_dir(1) / "kernel.cu").read_text() == GOOD
+
+
+def test_an_improvement_within_the_noise_neither_becomes_best_nor_resets_patience(tmp_path):
+    # (median, p20, p80): attempt 2 is 1.6% faster but its spread overlaps attempt 1's.
+    times = iter([(1.00, 0.97, 1.03), (0.984, 0.96, 1.01), (1.02, 0.99, 1.05),
+                  (1.01, 0.98, 1.04), (0.50, 0.49, 0.51)])
+
+    def evaluator(compiled, contract, task):
+        ms, p20, p80 = next(times)
+        return Evaluation("pass", timings=(Timing({"M": 64, "N": 64, "K": 64}, ms, p20, p80),))
+
+    model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD.replace("naive\n", f"v{i}\n"))
+                                                   for i in range(5)], rounds=5, patience=3)
+    trajectory = run_loop(task, model, Checker(evaluator), run_dir, cfg.budget(), [])
+    assert trajectory.best.number == 1  # the noisy 1.6% "gain" of attempt 2 does not count
+    assert len(trajectory.attempts) == 4 and "no improvement" in trajectory.stop_reason
+
+
+def test_a_clear_improvement_beyond_the_spread_becomes_best():
+    fast = Timing({"M": 1}, 0.90, 0.89, 0.91)
+    slow = Timing({"M": 1}, 1.00, 0.98, 1.02)
+    assert fast.beats(slow) and not slow.beats(fast)
+    assert not Timing({"M": 1}, 0.95, 0.90, 0.99).beats(slow)  # spreads overlap

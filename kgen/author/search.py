@@ -23,7 +23,7 @@ from kgen.author.space import (
     templates_for,
 )
 from kgen.loop.attempt import Attempt
-from kgen.verdict import Verdict
+from kgen.verdict import Timing, Verdict
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Seen:
     detail: str = ""
     ms: float | None = None
     registers: int | None = None
+    timing: Timing | None = None
 
 
 def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
@@ -91,8 +92,9 @@ def read_attempt(a: Attempt) -> Seen | None:
     if usage is not None and usage.spill_stores > 0:
         return Seen(a.number, params, "spill", f"{usage.spill_stores} bytes of spill stores",
                     registers=regs)
-    if a.best_ms is not None:
-        return Seen(a.number, params, "timed", ms=a.best_ms, registers=regs)
+    if a.best_ms is not None and ran is not None:
+        return Seen(a.number, params, "timed", ms=a.best_ms, registers=regs,
+                    timing=ran.timings[0])
     return Seen(a.number, params, "compiled", registers=regs)
 
 
@@ -148,7 +150,7 @@ def _after_failure(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
 
 
 def _toward_fastest(seen, pool, arch, dtype) -> Proposal:
-    timed = sorted((s for s in seen if s.ms is not None), key=lambda s: s.ms)
+    timed = _noise_aware_order([s for s in seen if s.timing is not None])
     for best in timed:
         near = [p for p in neighbours(best.params, arch, dtype) if p in set(pool)]
         if near:
@@ -160,6 +162,18 @@ def _toward_fastest(seen, pool, arch, dtype) -> Proposal:
     pick = _rank(pool, seen, arch, dtype)[0]
     return Proposal(pick, "every neighbour of the timed configurations has been tried; taking the "
                           f"best untried by the occupancy/intensity model: {pick.choices}")
+
+
+def _noise_aware_order(timed: list[Seen]) -> list[Seen]:
+    """The leader first (a later attempt leads only when it beats the leader beyond the noise,
+    as best_attempt decides), then the rest by median time: noise cannot change what is explored
+    next, so the same budget ends on the same configuration."""
+    leader = None
+    for s in timed:
+        if leader is None or s.timing.beats(leader.timing):
+            leader = s
+    rest = sorted((s for s in timed if s is not leader), key=lambda s: s.ms)
+    return [leader, *rest] if leader is not None else []
 
 
 def _by_model(seen, pool, arch, dtype) -> Proposal:

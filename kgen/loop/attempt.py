@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgen.compile import CompileResult, Diagnostic, summarize
-from kgen.verdict import Evaluation
+from kgen.verdict import Evaluation, Timing
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,23 @@ class Attempt:
                 "evaluation": None if self.evaluation is None else self.evaluation.to_json()}
 
 
+def _timing(a: Attempt) -> Timing:
+    assert a.evaluation is not None and a.evaluation.timings
+    return a.evaluation.timings[0]
+
+
 def best_attempt(attempts: list[Attempt] | tuple[Attempt, ...]) -> Attempt | None:
-    """Fastest passing attempt; else the last that passed; else the last that compiled cleanly."""
-    timed = [a for a in attempts if a.best_ms is not None]
-    if timed:
-        return min(timed, key=lambda a: a.best_ms or 0.0)
+    """Fastest passing attempt, where a later attempt displaces the best only when it is faster
+    beyond the timing noise (Timing.beats); else the last that passed; else the last that compiled
+    cleanly."""
+    best = None
+    for a in attempts:
+        if a.best_ms is None:
+            continue
+        if best is None or _timing(a).beats(_timing(best)):
+            best = a
+    if best is not None:
+        return best
     passed = [a for a in attempts if a.passed]
     if passed:
         return passed[-1]

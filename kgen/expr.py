@@ -1,4 +1,6 @@
-"""Safe arithmetic over size symbols: integers, + - * // % ( ), cdiv, min, max. Never eval()."""
+"""Safe arithmetic over size symbols: integers, + - * // % ( ), cdiv, min, max, and the
+comparisons and `and`/`or`/`not` that a launch's `when=` condition needs (true is 1).
+Never eval()."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ _FUNCS: dict[str, Callable[..., int]] = {"cdiv": lambda a, b: -(-a // b), "min":
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
            ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b,
            ast.Mod: lambda a, b: a % b}
+_COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+            ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+            ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
 
 
 class ExprError(ValueError):
@@ -59,7 +64,17 @@ def _walk(node: ast.AST, values: Mapping[str, int], text: str, dry_run: bool) ->
                 return 1
             raise ExprError(f"cdiv by zero in {text!r}")
         return _FUNCS[node.func.id](*args)
+    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+        terms = [_walk(n, values, text, dry_run) for n in (node.left, *node.comparators)]
+        return int(all(_COMPARE[type(op)](a, b)
+                       for op, a, b in zip(node.ops, terms, terms[1:], strict=False)))
+    if isinstance(node, ast.BoolOp):
+        results = [_walk(v, values, text, dry_run) != 0 for v in node.values]
+        return int(all(results) if isinstance(node.op, ast.And) else any(results))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return int(_walk(node.operand, values, text, dry_run) == 0)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         raise ExprError(f"use // (integer division) or cdiv(), not / in {text!r}")
     raise ExprError(f"not allowed in an expression: {ast.unparse(node)!r} in {text!r} "
-                    "(use integers, size symbols, + - * // %, cdiv, min, max)")
+                    "(use integers, size symbols, + - * // %, cdiv, min, max, comparisons, "
+                    "and/or/not)")

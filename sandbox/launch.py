@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgen.contract import Contract, Launch
+from kgen.contract import SMS, Contract, Launch, TensorMapArg
 from kgen.dtypes import DTYPES
+from kgen.sandbox import driver
 from kgen.sandbox.rejected import Rejected
 from kgen.spec import OpSpec
 
@@ -127,7 +128,8 @@ def device_limits() -> dict[str, int]:
 
     attrs = cupy.cuda.Device().attributes
     return {"smem_optin": int(attrs.get("MaxSharedMemoryPerBlockOptin", 48 * 1024)),
-            "threads": int(attrs.get("MaxThreadsPerBlock", 1024))}
+            "threads": int(attrs.get("MaxThreadsPerBlock", 1024)),
+            "sms": int(attrs.get("MultiProcessorCount", 1))}
 
 
 def check_dims(launch: Launch, sizes: dict[str, int], func: Any,
@@ -177,6 +179,19 @@ def _sizes(sizes: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in sizes.items())
 
 
+@dataclass(frozen=True)
+class Call:
+    """One launch, ready to go at one size: arguments as (kind, value) with kind ptr/int/tmap."""
+
+    name: str
+    func: Any
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    smem: int
+    args: tuple[tuple[str, Any], ...]
+    cluster: tuple[int, ...] = ()
+
+
 class Runner:
     """Launches the contract's kernels in order on the legacy default stream (shared with torch)."""
 
@@ -185,29 +200,39 @@ class Runner:
         self.contract = contract
         self.limits = limits
 
-    def prepare(self, buffers: dict[str, Buffer], sizes: dict[str, int]) -> list[tuple]:
-        """(name, function, grid, block, args, smem) per launch, checked once per size."""
-        import numpy as np
-
+    def prepare(self, buffers: dict[str, Buffer], sizes: dict[str, int]) -> list[Call]:
+        """The launches that run at these sizes, checked once per size, arguments built."""
+        values = {**sizes, SMS: self.limits.get("sms", 1)}
         calls = []
-        for launch in self.contract.launches:
+        for launch in self.contract.launches_at(values):
             func = self.functions[launch.kernel]
-            grid, block, smem = check_dims(launch, sizes, func, self.limits)
-            args = tuple(np.uint64(buffers[a].data.data_ptr()) if a in buffers
-                         else np.int32(sizes[a]) for a in launch.args)
-            calls.append((launch.kernel, func, grid, block, args, smem))
+            grid, block, smem = check_dims(launch, values, func, self.limits)
+            cluster = check_cluster(launch, values, grid)
+            args = tuple(_argument(a, buffers, values, launch.kernel) for a in launch.arguments())
+            calls.append(Call(launch.kernel, func, grid, block, smem, args, cluster))
+        if not calls:
+            raise Rejected("launch_error", f"no launch runs at {_sizes(sizes)}: every when= "
+                           "condition is false there")
         return calls
 
-    def launch(self, calls: list[tuple], stream: Any = None) -> None:
-        for name, func, grid, block, args, smem in calls:
+    def launch(self, calls: list[Call], stream: Any = None) -> None:
+        for call in calls:
             try:
-                func(grid, block, args, shared_mem=smem, stream=stream)
+                if call.cluster:
+                    driver.launch_with_cluster(call.func.ptr, call.grid, call.block, call.smem,
+                                               stream.ptr if stream is not None else 0,
+                                               call.cluster, [_as_ctypes(a) for a in call.args])
+                else:
+                    call.func(call.grid, call.block, tuple(_as_numpy(a) for a in call.args),
+                              shared_mem=call.smem, stream=stream)
+            except Rejected:
+                raise
             except Exception as exc:
                 verdict = "crash" if is_sticky(str(exc)) else "launch_error"
-                raise Rejected(verdict, f"launching {name} grid={grid} block={block} "
-                               f"smem={smem}: {exc}") from exc
+                raise Rejected(verdict, f"launching {call.name} grid={call.grid} "
+                               f"block={call.block} smem={call.smem}: {exc}") from exc
 
-    def graph(self, calls: list[tuple]) -> Any | None:
+    def graph(self, calls: list[Call]) -> Any | None:
         """A CUDA graph of a multi-launch sequence (timed as a whole), or None to launch plainly."""
         import cupy
 
@@ -225,11 +250,62 @@ class Runner:
         except Exception:
             return None  # capture is an optimisation; plain launches are timed the same way
 
-    def run(self, calls: list[tuple], graph: Any | None = None) -> None:
+    def run(self, calls: list[Call], graph: Any | None = None) -> None:
         if graph is not None:
             graph.launch()
         else:
             self.launch(calls)
+
+
+def _argument(arg: str | TensorMapArg, buffers: dict[str, Buffer], values: dict[str, int],
+              kernel: str) -> tuple[str, Any]:
+    if isinstance(arg, TensorMapArg):
+        data = buffers[arg.tensor].data
+        dtype = str(data.dtype).removeprefix("torch.")
+        raw = driver.encode_tensor_map(data.data_ptr(), dtype, tuple(data.shape),
+                                       arg.box_dims(values), arg.swizzle,
+                                       f"for {arg.tensor} in launch {kernel}")
+        return "tmap", raw
+    if arg in buffers:
+        return "ptr", buffers[arg].data.data_ptr()
+    return "int", values[arg]
+
+
+def _as_numpy(arg: tuple[str, Any]) -> Any:
+    import numpy as np
+
+    kind, value = arg
+    if kind == "tmap":  # a size-1 128-byte void array: cupy passes it by value
+        return np.frombuffer(value, dtype=np.dtype((np.void, driver.TENSOR_MAP_BYTES)))
+    return np.uint64(value) if kind == "ptr" else np.int32(value)
+
+
+def _as_ctypes(arg: tuple[str, Any]) -> Any:
+    import ctypes
+
+    kind, value = arg
+    if kind == "tmap":
+        return (ctypes.c_char * driver.TENSOR_MAP_BYTES).from_buffer_copy(value)
+    return ctypes.c_uint64(value) if kind == "ptr" else ctypes.c_int32(value)
+
+
+def check_cluster(launch: Launch, values: dict[str, int],
+                  grid: tuple[int, ...]) -> tuple[int, ...]:
+    """Cluster dims that the grid divides, at most 8 blocks (the portable limit)."""
+    if not launch.cluster:
+        return ()
+    cluster = launch.cluster_dims(values)
+    label = f"launch {launch.kernel} at {_sizes(values)}"
+    padded = (*grid, 1, 1)[:len(cluster)]
+    count = 1
+    for c in cluster:
+        count *= c
+    if any(c < 1 for c in cluster) or count > 8:
+        raise Rejected("launch_error", f"{label}: cluster={cluster} is not 1 to 8 blocks")
+    if any(g % c for g, c in zip(padded, cluster, strict=True)):
+        raise Rejected("launch_error", f"{label}: grid={grid} is not a multiple of "
+                       f"cluster={cluster} in every dimension")
+    return cluster
 
 
 def is_sticky(text: str) -> bool:

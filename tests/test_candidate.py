@@ -75,7 +75,7 @@ def test_missing_launch(gemm):
 
 
 @pytest.mark.parametrize("rest, expected", [
-    ("grid=(cdiv(N,128)) block=(256) args=(A, B, D, M, N, K)", "unknown argument(s) D"),
+    ("grid=(cdiv(N,128)) block=(256) args=(A, B, D, M, N, K)", "unknown argument D"),
     ("grid=(cdiv(N,128), Q) block=(256) args=(A, B, C, M, N, K)", "unknown name 'Q'"),
     ("grid=(N/128) block=(256) args=(A, B, C, M, N, K)", "use // (integer division)"),
     ("grid=(cdiv(N,128) block=(256) args=(A, B, C, M, N, K)", "unbalanced parentheses"),

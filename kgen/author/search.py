@@ -168,11 +168,12 @@ def _noise_aware_order(timed: list[Seen]) -> list[Seen]:
     """The leader first (a later attempt leads only when it beats the leader beyond the noise,
     as best_attempt decides), then the rest by median time: noise cannot change what is explored
     next, so the same budget ends on the same configuration."""
-    leader = None
+    leader: Seen | None = None
     for s in timed:
-        if leader is None or s.timing.beats(leader.timing):
+        assert s.timing is not None
+        if leader is None or (leader.timing is not None and s.timing.beats(leader.timing)):
             leader = s
-    rest = sorted((s for s in timed if s is not leader), key=lambda s: s.ms)
+    rest = sorted((s for s in timed if s is not leader), key=lambda s: s.ms or 0.0)
     return [leader, *rest] if leader is not None else []
 
 

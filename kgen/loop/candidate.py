@@ -12,7 +12,8 @@ import re
 
 from kgen import expr
 from kgen.compile import Diagnostic
-from kgen.contract import Contract, Launch
+from kgen.contract import SMS, Contract, Launch, TensorMapArg
+from kgen.dtypes import DTYPES
 from kgen.models.base import strip_reasoning
 from kgen.spec import OpSpec
 
@@ -99,12 +100,41 @@ def _spec_problems(source: str, spec: OpSpec, fields: _Fields,
         if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
             problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
                                      "not defined in the file", lines[launch.line - 1]))
-    passed = {arg for launch in launches for arg in launch.args}
+    passed = {arg.tensor if isinstance(arg, TensorMapArg) else arg
+              for launch in launches for arg in launch.arguments()}
     unwritten = [t.name for t in spec.outputs if t.name not in passed]
     if launches and unwritten:
         first = launches[0].line
         problems.append(_problem(first, f"no launch passes the output "
                                  f"{', '.join(unwritten)} in args=", lines[first - 1]))
+    if launches and dtype in spec.dtypes and not problems:
+        problems += _size_problems(spec, dtype, launches, lines)
+    return problems
+
+
+# A plausible multiprocessor count for checks made before anything runs (an H100/H200 has 132);
+# the worker uses the real one.
+STATIC_SMS = 132
+
+
+def _size_problems(spec: OpSpec, dtype: str, launches: list[Launch],
+                   lines: list[str]) -> list[Diagnostic]:
+    """At every test and bench size: some launch runs, and its tensor maps can be built."""
+    problems: list[Diagnostic] = []
+    for sizes in (*spec.test_sizes, *spec.bench_sizes):
+        values = {**sizes, SMS: STATIC_SMS}
+        try:
+            running = [launch for launch in launches if launch.runs_at(values)]
+        except expr.ExprError as exc:
+            return [_problem(launches[0].line, str(exc), lines[launches[0].line - 1])]
+        if not running:
+            problems.append(_problem(launches[0].line, f"no launch runs at {_label(sizes)} "
+                                     "(every when= is false there)", lines[launches[0].line - 1]))
+        for launch in running:
+            for text in tensor_map_problems(launch, spec, dtype, values):
+                problems.append(_problem(launch.line, text, lines[launch.line - 1]))
+        if problems:
+            return problems[:4]  # the first failing size says enough
     return problems
 
 
@@ -121,23 +151,85 @@ def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
     missing = [k for k in ("grid", "block", "args") if k not in values]
     if missing:
         raise ValueError(f"launch {parts[0]} is missing {', '.join(missing)}=")
-    symbols = frozenset(spec.sizes) if spec else None
+    unknown_keys = set(values) - {"grid", "block", "smem", "args", "cluster", "when"}
+    if unknown_keys:
+        raise ValueError(f"launch {parts[0]}: unknown field(s) {', '.join(sorted(unknown_keys))}"
+                         " (fields: grid, block, smem, args, cluster, when)")
     grid, block = _tuple(values["grid"]), _tuple(values["block"])
-    if not 1 <= len(grid) <= 3 or not 1 <= len(block) <= 3:
-        raise ValueError("grid and block take 1 to 3 expressions, x first")
+    cluster = _tuple(values["cluster"]) if "cluster" in values else ()
+    if not 1 <= len(grid) <= 3 or not 1 <= len(block) <= 3 or len(cluster) > 3:
+        raise ValueError("grid, block and cluster take 1 to 3 expressions, x first")
     _check_block(block)
-    smem = values.get("smem", "0")
-    args = _tuple(values["args"])
-    if symbols is not None and spec is not None:
-        for e in (*grid, *block, smem):
-            expr.check(e, symbols)
-        known = symbols | {t.name for t in spec.tensors}
-        unknown = [a for a in args if a not in known]
-        if unknown:
-            raise ValueError(f"unknown argument(s) {', '.join(unknown)}; arguments are tensors "
-                             f"({', '.join(t.name for t in spec.tensors)}) or sizes "
-                             f"({', '.join(spec.sizes)})")
-    return Launch(parts[0], grid, block, smem, args, line)
+    launch = Launch(parts[0], grid, block, values.get("smem", "0"), _tuple(values["args"]), line,
+                    cluster, values.get("when", ""))
+    if spec is not None:
+        _check_names(launch, spec)
+    return launch
+
+
+def _check_names(launch: Launch, spec: OpSpec) -> None:
+    """Every expression uses known symbols; every argument is a tensor, size or tmap(tensor)."""
+    symbols = frozenset(spec.sizes) | {SMS}
+    for e in (*launch.grid, *launch.block, launch.smem, *launch.cluster,
+              *([launch.when] if launch.when else [])):
+        expr.check(e, symbols)
+    tensors = {t.name: t for t in spec.tensors}
+    for arg in launch.arguments():
+        if isinstance(arg, TensorMapArg):
+            _check_tensor_map(arg, tensors, symbols)
+        elif arg not in symbols and arg not in tensors:
+            raise ValueError(f"unknown argument {arg}; arguments are tensors "
+                             f"({', '.join(tensors)}), sizes ({', '.join(spec.sizes)}) or "
+                             "tmap(TENSOR, box=(...), swizzle=...)")
+
+
+def _check_tensor_map(arg: TensorMapArg, tensors: dict, symbols: frozenset[str]) -> None:
+    """What cuTensorMapEncodeTiled requires of a box, before anything runs."""
+    tensor = tensors.get(arg.tensor)
+    if tensor is None:
+        raise ValueError(f"tmap({arg.tensor}, ...): no tensor {arg.tensor} in the op")
+    if len(arg.box) != len(tensor.shape):
+        raise ValueError(f"tmap({arg.tensor}, box=...): the box has {len(arg.box)} dims but "
+                         f"{arg.tensor} has {len(tensor.shape)} (box is x-first: innermost "
+                         "dimension first)")
+    for b in arg.box:
+        expr.check(b, symbols)
+
+
+def tensor_map_problems(launch: Launch, spec: OpSpec, dtype: str,
+                        sizes: dict[str, int]) -> list[str]:
+    """What would make cuTensorMapEncodeTiled refuse this launch's maps at these sizes."""
+    out = []
+    size = DTYPES[dtype].size
+    for arg in launch.arguments():
+        if not isinstance(arg, TensorMapArg):
+            continue
+        tensor = next(t for t in spec.tensors if t.name == arg.tensor)
+        shape = spec.shape(tensor, sizes)
+        box = arg.box_dims(sizes)
+        name = f"tmap({arg.tensor})"
+        if any(not 1 <= b <= 256 for b in box):
+            out.append(f"{name}: box={box} has a dimension outside 1..256")
+        if box[0] * size % 16:
+            out.append(f"{name}: the inner box dimension is {box[0] * size} bytes, not a "
+                       "multiple of 16")
+        if arg.swizzle and box[0] * size > arg.swizzle:
+            out.append(f"{name}: the inner box dimension ({box[0] * size} bytes) exceeds the "
+                       f"{arg.swizzle}-byte swizzle span")
+        for dim in range(1, len(shape)):
+            stride = size
+            for d in shape[dim:]:
+                stride *= d
+            if stride % 16:
+                out.append(f"{name}: at {_label(sizes)} the stride of dimension {dim} is "
+                           f"{stride} bytes, not a multiple of 16 (TMA needs 16-byte strides); "
+                           "guard this launch with when=(...) and add a fallback launch")
+                break
+    return out
+
+
+def _label(sizes: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 def _check_block(block: tuple[str, ...]) -> None:

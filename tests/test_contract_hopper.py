@@ -84,7 +84,7 @@ def test_a_guarded_launch_with_a_fallback_covers_every_size():
         "when=(K % 8 != 0 or N % 8 != 0)\n")
     contract, problems = parse_contract(source, GEMM)
     assert contract is not None, problems
-    names = {s["K"]: [l.kernel for l in contract.launches_at({**s, "SMS": 132})]
+    names = {s["K"]: [launch.kernel for launch in contract.launches_at({**s, "SMS": 132})]
              for s in GEMM.test_sizes}
     assert names[5] == ["f"] and names[1000] == ["g"]
 

@@ -9,7 +9,9 @@ launch API), `when=(K % 8 == 0)` (the launch runs only at sizes where the condit
 file can carry a fallback kernel), the `SMS` symbol (the GPU's multiprocessor count, for persistent
 grids), and tensor-map arguments `tmap(A, box=(64, 128), swizzle=128)`: kgen builds a CUtensorMap
 for tensor A on the host (element type from the dtype, dims and strides from the spec's shape, box
-x-first) and passes it by value, for a `const __grid_constant__ CUtensorMap` parameter.
+x-first) and passes it by value, for a `const __grid_constant__ CUtensorMap` parameter. With
+`optional=1`, at sizes where A's strides cannot make a tensor map (TMA needs 16-byte strides) kgen
+passes 128 zero bytes instead, and the kernel must take another path there.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class TensorMapArg:
     tensor: str
     box: tuple[str, ...]  # expressions, innermost (x) first
     swizzle: int = 0
+    optional: bool = False  # zeros where the strides cannot make a map, instead of an error
 
     def box_dims(self, sizes: dict[str, int]) -> tuple[int, ...]:
         return tuple(expr.evaluate(b, sizes) for b in self.box)
@@ -51,8 +54,9 @@ def parse_arg(text: str) -> str | TensorMapArg:
             and isinstance(node.args[0], ast.Name)):
         raise ValueError(f"{text!r}: write tmap(TENSOR, box=(x, y...), swizzle=0|32|64|128)")
     keywords = {k.arg: k.value for k in node.keywords}
-    if set(keywords) - {"box", "swizzle"} or "box" not in keywords:
-        raise ValueError(f"{text!r}: tmap takes box=(...) and optionally swizzle=")
+    if set(keywords) - {"box", "swizzle", "optional"} or "box" not in keywords:
+        raise ValueError(f"{text!r}: tmap takes box=(...) and optionally swizzle= and "
+                         "optional=1")
     box_node = keywords["box"]
     items = box_node.elts if isinstance(box_node, ast.Tuple) else [box_node]
     swizzle = keywords.get("swizzle")
@@ -60,7 +64,11 @@ def parse_arg(text: str) -> str | TensorMapArg:
     if not isinstance(value, int) or value not in SWIZZLES:
         raise ValueError(f"{text!r}: swizzle must be one of {', '.join(map(str, SWIZZLES))} "
                          "(bytes)")
-    return TensorMapArg(node.args[0].id, tuple(ast.unparse(i) for i in items), value)
+    optional = keywords.get("optional")
+    flag = optional.value if isinstance(optional, ast.Constant) else 0
+    if flag not in (0, 1):
+        raise ValueError(f"{text!r}: optional is 0 or 1")
+    return TensorMapArg(node.args[0].id, tuple(ast.unparse(i) for i in items), value, flag == 1)
 
 
 @dataclass(frozen=True)

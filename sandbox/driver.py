@@ -37,6 +37,16 @@ def _check(status: int, what: str) -> None:
     raise Rejected("launch_error", f"{what} failed: {text}")
 
 
+def can_map(ptr: int, shape: tuple[int, ...], element_size: int) -> bool:
+    """Whether TMA can address this row-major tensor: 16-byte aligned base and strides."""
+    stride = element_size
+    for extent in reversed(shape[1:]):
+        stride *= extent
+        if stride % 16:
+            return False
+    return ptr % 16 == 0
+
+
 def encode_tensor_map(ptr: int, dtype: str, shape: tuple[int, ...], box: tuple[int, ...],
                       swizzle: int, what: str) -> bytes:
     """A tiled tensor map over a row-major tensor: dims and box innermost first, zero fill."""

@@ -262,6 +262,9 @@ def _argument(arg: str | TensorMapArg, buffers: dict[str, Buffer], values: dict[
     if isinstance(arg, TensorMapArg):
         data = buffers[arg.tensor].data
         dtype = str(data.dtype).removeprefix("torch.")
+        if arg.optional and not driver.can_map(data.data_ptr(), tuple(data.shape),
+                                               data.element_size()):
+            return "tmap", bytes(driver.TENSOR_MAP_BYTES)  # the kernel takes its other path
         raw = driver.encode_tensor_map(data.data_ptr(), dtype, tuple(data.shape),
                                        arg.box_dims(values), arg.swizzle,
                                        f"for {arg.tensor} in launch {kernel}")

@@ -103,3 +103,15 @@ def test_sms_is_a_symbol_of_launch_expressions_and_unknown_fields_are_refused():
     source = TMA.replace("smem=0", "smem=0 clusters=(2)")
     contract, problems = parse_contract(source, COPY)
     assert contract is None and "unknown field(s) clusters" in problems[0].message
+
+
+def test_an_optional_tensor_map_is_no_problem_where_strides_cannot_make_one():
+    source = _gemm_with_maps().replace("swizzle=128)", "swizzle=128, optional=1)")
+    contract, problems = parse_contract(source, GEMM)
+    assert contract is not None, problems
+    assert all(a.optional for a in contract.launches[0].arguments() if isinstance(a, TensorMapArg))
+
+
+def test_optional_takes_zero_or_one():
+    with pytest.raises(ValueError, match="optional is 0 or 1"):
+        parse_arg("tmap(A, box=(8, 8), optional=2)")

@@ -216,7 +216,7 @@ def tensor_map_problems(launch: Launch, spec: OpSpec, dtype: str,
         if arg.swizzle and box[0] * size > arg.swizzle:
             out.append(f"{name}: the inner box dimension ({box[0] * size} bytes) exceeds the "
                        f"{arg.swizzle}-byte swizzle span")
-        for dim in range(1, len(shape)):
+        for dim in range(1, len(shape) if not arg.optional else 0):
             stride = size
             for d in shape[dim:]:
                 stride *= d

@@ -333,3 +333,52 @@ def test_default_is_correct_on_the_local_gpu(dtype):
     result = evaluate(compiled, contract, SPEC, target, options=options)
     assert result is not None and result.passed, result and result.message
     assert result.timings[0].ms > 0 and result.timings[0].baseline_ms
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("name, arch_name", [("gemm_simt", "sm_80"), ("gemm_mma", "sm_80"),
+                                             ("gemm_wgmma", "sm_90a")])
+def test_each_template_file_compiles_on_its_own(name, arch_name):
+    """The .cu templates are real CUDA: with their default parameters they compile unchanged."""
+    from kgen.author.common import template_path
+
+    result = compile_source(template_path(name).read_text(), arch(arch_name))
+    assert result.ok, result.summary
+    assert all(r.spill_stores == 0 for r in result.resources.values())
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sm90a_picks_the_wgmma_template_and_it_compiles(dtype):
+    task = Task("generate", arch("sm_90a"), SPEC, dtype)
+    reply = BuiltinModel().complete(Request((), task, ()))
+    source = extract_source(reply.text)
+    assert "template=wgmma" in source and "wgmma.mma_async" in source
+    contract, problems = parse_contract(source, SPEC)
+    assert contract is not None, problems
+    assert compile_source(source, arch("sm_90a")).ok
+
+
+def test_plain_sm90_keeps_mma_sync_and_says_wgmma_needs_sm90a():
+    reply = BuiltinModel().complete(Request((), Task("generate", arch("sm_90"), SPEC, "float16"),
+                                            ()))
+    assert "template=mma " in reply.text and "--arch sm_90a" in reply.text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype):
+    """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads)."""
+    from kgen.arch import local_gpu
+    from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    found = local_gpu()
+    if found is None or found[1].major_minor != 90:
+        pytest.skip("needs an sm_90 GPU")
+    target = arch("sm_90a")
+    source = render(default(target, dtype), dtype)
+    contract, _ = parse_contract(source, SPEC)
+    compiled = compile_source(source, target)
+    options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
+    result = evaluate(compiled, contract, SPEC, target, options=options)
+    assert result is not None and result.passed, result and result.message

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from kgen.arch import Arch
 from kgen.author.simt import SimtParams
 from kgen.author.space import Params, estimated_registers
+from kgen.author.wgmma import WgmmaParams
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,22 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
     if p.template == "mma":
         pipeline = {2: 0.85, 3: 1.0}.get(p.stages, 0.97) * (1.03 if p.bk == 64 else 1.0)
         pipeline *= _mma_feed(p)
-    tensor = 16.0 if p.template == "mma" else 1.0
+    if isinstance(p, WgmmaParams):
+        pipeline = _wgmma_feed(p)
+    # wgmma issues twice the tensor work per instruction that mma.sync can sustain on Hopper
+    # (mma.sync tops out near 60-65% of the tensor peak: hopper-gemm.md).
+    tensor = {"mma": 16.0, "wgmma": 32.0}.get(p.template, 1.0)
     vector = 0.9 if isinstance(p, SimtParams) and p.vec == 1 else 1.0
     score = intensity * occupancy * pipeline * tensor * vector
     return Estimate(round(score, 2), regs, blocks, warps, intensity)
+
+
+def _wgmma_feed(p: WgmmaParams) -> float:
+    """Deeper rings hide TMA latency; a cluster multicasts B (half the L2->SM bytes for B); a
+    grouped order shares panels in L2; a TMA-store epilogue overlaps the next tile's loads."""
+    ring = {3: 0.96, 4: 1.0}.get(p.stages, 1.0)
+    return (ring * (1.02 if p.cluster == 2 else 1.0) * (1.03 if p.group > 1 else 1.0)
+            * (1.01 if p.epi else 1.0) * (1.0 if p.consumers == 2 else 0.9))
 
 
 def _mma_feed(p) -> float:

@@ -21,6 +21,7 @@ from kgen.author.space import (
     parse_choices,
     space,
     templates_for,
+    wgmma_ready,
 )
 from kgen.loop.attempt import Attempt
 from kgen.verdict import Timing, Verdict
@@ -60,7 +61,7 @@ def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
         return Proposal(first, f"first candidate: the default for {dtype} on {arch.name}, the "
                                "best measured starting point that fits its limits "
                                f"({first.choices}: {first.threads} threads, "
-                               f"{first.smem_bytes} bytes shared memory)")
+                               f"{first.smem_bytes} bytes shared memory){_wgmma_note(arch, dtype)}")
     last = seen[-1] if seen else None
     for rule in (_after_resource_error, _after_spill, _after_failure):
         if last is not None and (found := rule(last, seen, pool, arch, dtype)) is not None:
@@ -68,6 +69,14 @@ def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
     if any(s.ms is not None for s in seen):
         return _toward_fastest(seen, pool, arch, dtype)
     return _by_model(seen, pool, arch, dtype)
+
+
+def _wgmma_note(arch: Arch, dtype: str) -> str:
+    """On plain sm_90, say why the Hopper template is not used."""
+    if arch.major_minor == 90 and not wgmma_ready(arch) and "mma" in templates_for(arch, dtype):
+        return ("; wgmma (Hopper's fastest tensor-core path) needs the arch-specific target: "
+                "pass --arch sm_90a to use it, sm_90 keeps mma.sync")
+    return ""
 
 
 def read_attempt(a: Attempt) -> Seen | None:

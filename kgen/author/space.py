@@ -1,7 +1,8 @@
 """The parameter space of each gemm template, its validity rules against the arch, and a cost model.
 
-A configuration is a template's frozen params object (SimtParams or MmaParams); its `choices`
-string is how it appears in the contract and the history, and `parse_choices` reads it back.
+A configuration is a template's frozen params object (SimtParams, MmaParams or WgmmaParams); its
+`choices` string is how it appears in the contract and the history, and `parse_choices` reads it
+back.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ import itertools
 import re
 
 from kgen.arch import Arch
-from kgen.author import mma, simt
+from kgen.author import mma, simt, wgmma
 from kgen.author.mma import MmaParams
 from kgen.author.simt import SimtParams
+from kgen.author.wgmma import WgmmaParams
 from kgen.dtypes import DTYPES
 
-Params = SimtParams | MmaParams
+Params = SimtParams | MmaParams | WgmmaParams
 
 # The values each parameter may take; neighbours are one step along one of these lists.
 SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
@@ -28,6 +30,14 @@ STATIC_SMEM_LIMIT = 48 * 1024  # the SIMT template uses static shared memory
 # tiles (estimate 232) stay unspilled at up to 16 loads per thread (128x256x64 2x4: 12 loads, 246
 # registers) and spill beyond (128x64x64 2x1: 24 loads); 128x32 warp tiles need 248 + loads.
 MMA_PIPE_LIMIT = 248
+WGMMA_AXES = {"bm": (128,), "bn": (128, 256), "stages": (3, 4, 5), "consumers": (1, 2),
+              "cluster": (1, 2), "group": (1, 8, 16), "epi": (0, 1)}
+_AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES}
+
+
+def wgmma_ready(arch: Arch) -> bool:
+    """wgmma exists only in the arch-specific Hopper target (sm_90a), not in sm_90's."""
+    return arch.major_minor == 90 and arch.suffix == "a"
 
 
 def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -36,7 +46,7 @@ def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
     if info is None or not info.is_float or info.size > 4:
         return ()
     if info.tensor_cores and arch.major_minor >= 80 and dtype in arch.facts.mma_dtypes:
-        return ("mma", "simt")
+        return ("wgmma", "mma", "simt") if wgmma_ready(arch) else ("mma", "simt")
     return ("simt",)
 
 
@@ -56,6 +66,10 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
             MmaParams(64, 64, 32, 2, 2, 3)),
     "simt": (SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 1),
              SimtParams(64, 64, 16, 4, 4, 2, 1)),
+    # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16, a
+    # 4-stage ring (197 KiB), persistent in groups of 8 tile rows; cluster and TMA-store epilogue
+    # are left for the search to try.
+    "wgmma": (WgmmaParams(),),
 }
 
 
@@ -84,6 +98,8 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("float4 loads are for float32 only")
         if p.tm * p.tn > 128:
             out.append(f"thread tile {p.tm}x{p.tn} needs more than 255 registers")
+    elif isinstance(p, WgmmaParams):
+        out += _wgmma_problems(p, arch, dtype)
     else:
         if "mma" not in templates_for(arch, dtype):
             out.append(f"no mma.sync for {dtype} on {arch.name}")
@@ -106,8 +122,26 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
     return out
 
 
+def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
+    out = []
+    if "wgmma" not in templates_for(arch, dtype):
+        out.append(f"wgmma needs sm_90a and float16/bfloat16 (not {dtype} on {arch.name})")
+    if p.bm % (64 * p.consumers) or p.bn % 64:
+        out.append("each consumer warpgroup needs whole m64 row blocks and 64-column B chunks")
+    elif p.acc_per_thread > 128:
+        out.append(f"{p.acc_per_thread} accumulators per thread would exceed the register cap")
+    if p.cluster == 2 and (p.bn // 64) % 2:
+        out.append("a cluster of 2 splits B's 64-column chunks evenly")
+    if p.smem_bytes > arch.facts.max_smem_per_block:
+        out.append(f"{p.smem_bytes} bytes of shared memory (limit "
+                   f"{arch.facts.max_smem_per_block} on {arch.name})")
+    return out
+
+
 def estimated_registers(p: Params) -> int:
     """Napkin register count before ptxas has spoken: accumulators + fragments + addressing."""
+    if isinstance(p, WgmmaParams):  # consumers hold the accumulators; setmaxnreg gives them 232
+        return min(255, p.acc_per_thread + 40)
     if isinstance(p, SimtParams):
         loads = 4 * (p.bm * p.bk + p.bk * p.bn) // (4 * p.threads) if p.stages == 2 else 0
         return min(255, p.tm * p.tn + p.tm + p.tn + loads + 24)
@@ -117,7 +151,8 @@ def estimated_registers(p: Params) -> int:
 
 def space(arch: Arch, dtype: str, template: str) -> list[Params]:
     """Every valid configuration of one template, in a fixed order (the search is deterministic)."""
-    axes, cls = (SIMT_AXES, SimtParams) if template == "simt" else (MMA_AXES, MmaParams)
+    cls = {"simt": SimtParams, "mma": MmaParams, "wgmma": WgmmaParams}[template]
+    axes = _AXES[cls]
     found = []
     for values in itertools.product(*axes.values()):
         p = cls(*values)
@@ -128,7 +163,7 @@ def space(arch: Arch, dtype: str, template: str) -> list[Params]:
 
 def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
     """Valid configurations one step away along one axis."""
-    axes = SIMT_AXES if isinstance(p, SimtParams) else MMA_AXES
+    axes = _AXES[type(p)]
     out = []
     for name, values in axes.items():
         i = values.index(getattr(p, name))
@@ -141,6 +176,8 @@ def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
 
 
 def render(p: Params, dtype: str) -> str:
+    if isinstance(p, WgmmaParams):
+        return wgmma.render(p, dtype)
     return simt.render(p, dtype) if isinstance(p, SimtParams) else mma.render(p, dtype)
 
 
@@ -151,8 +188,15 @@ _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?
                       r"(?: group=(?P<group>\d+))?(?: pipe=(?P<pipe>\d+))?")
 
 
+_WGMMA_CHOICES = re.compile(r"template=wgmma tile=(?P<bm>\d+)x(?P<bn>\d+)x64 "
+                            r"consumers=(?P<consumers>\d+) stages=(?P<stages>\d+) "
+                            r"cluster=(?P<cluster>\d+) group=(?P<group>\d+) epi=(?P<epi>\d+)")
+
+
 def parse_choices(text: str) -> Params | None:
     """The configuration a `choices` line names, or None when it is not one of ours."""
+    if w := _WGMMA_CHOICES.search(text or ""):
+        return WgmmaParams(**{k: int(v) for k, v in w.groupdict().items()})
     m = _CHOICES.search(text or "")
     if not m:
         return None

@@ -40,8 +40,8 @@ def bench_source(source: str, task: Task, budget_s: float) -> Evaluation:
     return result or Evaluation("crash", "no GPU")
 
 
-def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str]:
-    """Run the generate loop with the builtin author; (best source, one-line account)."""
+def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str, str]:
+    """Run the generate loop with the builtin author; (best source, its choices, an account)."""
     config = RunConfig("generate", task.arch.name, op="gemm", dtype=task.dtype, rounds=rounds,
                        patience=3)
     run = Run.start(config, out, BuiltinModel())
@@ -53,7 +53,7 @@ def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str]:
                         if ln.startswith("// kgen: choices")), "")
     account = (f"{summary.attempts} attempts, best: {choices}" if best_source
                else f"{summary.attempts} attempts, none passed")
-    return best_source, account + f"; run: {run.run_dir.path}"
+    return best_source, choices, account + f"; run: {run.run_dir.path}"
 
 
 def triton_times(dtype: str, sizes: list[dict[str, int]]) -> dict[str, float]:
@@ -70,7 +70,8 @@ def triton_times(dtype: str, sizes: list[dict[str, int]]) -> dict[str, float]:
 
 
 def rows_for(dtype: str, spec, naive: Evaluation, best: Evaluation | None,
-             triton: dict[str, float]) -> list[dict]:
+             triton: dict[str, float], config: str = "") -> list[dict]:
+    """A row per bench size and implementation; `dtype` may name the target (float16 sm_90a)."""
     rows = []
     for i, sizes in enumerate(spec.bench_sizes):
         key = "x".join(str(sizes[k]) for k in ("M", "N", "K"))
@@ -82,7 +83,8 @@ def rows_for(dtype: str, spec, naive: Evaluation, best: Evaluation | None,
         for name, ms in entries.items():
             rows.append({"dtype": dtype, "size": key, "impl": name, "ms": ms,
                          "tflops": flops / (ms * 1e-3) / 1e12 if ms else None,
-                         "vs_cublas": cublas / ms if ms and cublas else None})
+                         "vs_cublas": cublas / ms if ms and cublas else None,
+                         "config": config if name == "builtin best" else ""})
     return rows
 
 
@@ -95,10 +97,18 @@ def _ms(result: Evaluation | None, i: int) -> float | None:
 IMPLS = ("reference naive", "builtin best", "cuBLAS", "Triton")
 
 
+def targets(local, dtype: str) -> list:
+    """The local arch, and on Hopper also sm_90a for the 16-bit dtypes (the wgmma template)."""
+    found = [local]
+    if local.major_minor == 90 and not local.suffix and dtype in ("float16", "bfloat16"):
+        found.append(parse_arch("sm_90a"))
+    return found
+
+
 def table(rows: list[dict]) -> str:
     """Side by side: one line per dtype and size, TFLOP/s (ratio to cuBLAS) per implementation."""
-    lines = ["| dtype | M x N x K | " + " | ".join(IMPLS) + " |",
-             "| --- | --- | " + " | ".join("---:" for _ in IMPLS) + " |"]
+    lines = ["| dtype | M x N x K | " + " | ".join(IMPLS) + " | builtin configuration |",
+             "| --- | --- | " + " | ".join("---:" for _ in IMPLS) + " | --- |"]
     cells: dict[tuple[str, str], dict[str, str]] = {}
     for r in rows:
         text = "-"
@@ -106,15 +116,18 @@ def table(rows: list[dict]) -> str:
             text = f"{r['tflops']:.1f} TFLOP/s, {r['ms']:.3f} ms"
             if r["vs_cublas"] and r["impl"] != "cuBLAS":
                 text += f" ({r['vs_cublas']:.2f}x)"
-        cells.setdefault((r["dtype"], r["size"]), {})[r["impl"]] = text
+        by_impl = cells.setdefault((r["dtype"], r["size"]), {})
+        by_impl[r["impl"]] = text
+        if r.get("config"):
+            by_impl["config"] = r["config"]
     for (dtype, size), by_impl in cells.items():
         lines.append(f"| {dtype} | {size} | " + " | ".join(by_impl.get(i, "-") for i in IMPLS)
-                     + " |")
+                     + f" | {by_impl.get('config', '-')} |")
     return "\n".join(lines)
 
 
 @click.command()
-@click.option("--dtypes", default="float32,float16", show_default=True)
+@click.option("--dtypes", default="float32,float16,bfloat16", show_default=True)
 @click.option("--rounds", default=6, show_default=True, help="Builtin author's budget per dtype.")
 @click.option("--budget", default=1.5, show_default=True, help="Timing seconds per size.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
@@ -133,11 +146,16 @@ def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
     for dtype in dtypes.split(","):
         task = Task("generate", arch, spec, dtype)
         naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
-        source, account = builtin_best(task, rounds, out / f"bench-{stamp}-{dtype}")
-        best = bench_source(source, task, budget) if source else None
-        notes.append(f"{dtype}: builtin {account}; naive {naive.verdict}"
-                     + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
-        rows += rows_for(dtype, spec, naive, best, triton_times(dtype, list(spec.bench_sizes)))
+        triton = triton_times(dtype, list(spec.bench_sizes))
+        for target in targets(arch, dtype):
+            label = dtype if target == arch else f"{dtype} {target.name}"
+            task = Task("generate", target, spec, dtype)
+            source, config, account = builtin_best(task, rounds,
+                                                   out / f"bench-{stamp}-{label.replace(' ', '-')}")
+            best = bench_source(source, task, budget) if source else None
+            notes.append(f"{label}: builtin {account}; naive {naive.verdict}"
+                         + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
+            rows += rows_for(label, spec, naive, best, triton, config)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench-{stamp}.json").write_text(json.dumps({"gpu": name, "rows": rows,
                                                          "notes": notes}, indent=2))

@@ -58,9 +58,8 @@ class WarmWorker:
         env = client.worker_env(self.folder)
         if slot.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = slot.gpu.uuid
-        self.isolation = "none" if unsafe else ("bubblewrap" if gpu_sandbox(self.folder)
-                                                else "limits only")
         prefix = [] if unsafe else gpu_sandbox(self.folder)
+        self.isolation = "none" if unsafe else ("bubblewrap" if prefix else "limits only")
         cmd = [*prefix, *(list(command) if command else serve_command(self.folder))]
         self.log_path = self.folder / "worker.log"
         self._log = open(self.log_path, "wb")
@@ -228,6 +227,8 @@ class WorkerPool:
 
     def _ready(self, index: int) -> WarmWorker:
         """A worker that passed its start-up canary; EnvironmentProblem if none can."""
+        if (old := self._workers[index]) is not None and old.proc.poll() is not None:
+            self._retire(index)  # it ended between candidates: never blame the next one
         worker = self._worker(index)
         ready = worker.wait_ready(self.start_timeout_s)
         if not ready.passed:

@@ -176,6 +176,7 @@ class WorkerPool:
             self._idle.put(index)
         self._lock = threading.Lock()
         self._peaks: dict[str, dict[str, Any]] = {}
+        self._closed = False
 
     @classmethod
     def local(cls, per_gpu: int = 1, **options: Any) -> WorkerPool:
@@ -189,12 +190,19 @@ class WorkerPool:
         self.close()
 
     def run(self, request: EvalRequest, binary: bytes, *, timeout_s: float) -> Evaluation:
-        """Judge one candidate on the next free worker (waiting for one if all are busy)."""
+        """Judge one candidate on the next free worker (waiting for one if all are busy).
+
+        Once the pool is closed (Ctrl-C, an experiment stopping) a candidate in flight gets no
+        verdict: KeyboardInterrupt, so its run closes as interrupted and it is judged again later.
+        """
         index = self._idle.get()
         try:
-            return self._run_on(index, request, binary, timeout_s)
+            result = self._run_on(index, request, binary, timeout_s)
         finally:
             self._idle.put(index)
+        if self._closed:
+            raise KeyboardInterrupt("the GPU worker pool was closed")
+        return result
 
     def warm(self) -> None:
         """Start every slot's worker now, so the first candidates do not wait for torch."""
@@ -210,19 +218,23 @@ class WorkerPool:
                     for s in self.stats]
 
     def close(self) -> None:
-        for index, worker in enumerate(self._workers):
+        """Kill every worker; no new one starts after this."""
+        with self._lock:
+            self._closed = True
+        for worker in list(self._workers):
             if worker is not None:
                 worker.kill()
-                self._workers[index] = None
 
     def _worker(self, index: int) -> WarmWorker:
-        worker = self._workers[index]
-        if worker is None:
-            slot = self.slots[index]
-            with self._lock:
-                peaks = self._peaks.get(slot.gpu.uuid if slot.gpu else "")
-            worker = WarmWorker(slot, unsafe=self.unsafe, command=self.command, peaks=peaks)
-            self._workers[index] = worker
+        with self._lock:
+            if self._closed:
+                raise KeyboardInterrupt("the GPU worker pool was closed")
+            worker = self._workers[index]
+            if worker is None:
+                slot = self.slots[index]
+                worker = WarmWorker(slot, unsafe=self.unsafe, command=self.command,
+                                    peaks=self._peaks.get(slot.gpu.uuid if slot.gpu else ""))
+                self._workers[index] = worker
         return worker
 
     def _ready(self, index: int) -> WarmWorker:

@@ -44,8 +44,8 @@ def run_experiment(file: str, dry_run: bool, out: Path | None, ray: str | None, 
     from kgen.experiment import driver
     from kgen.experiment.progress import Tally
 
-    how = driver.plan(file, out)
-    console = Console(stderr=True, highlight=False)
+    how = driver.plan(file, out, need_arch=not dry_run)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
     if dry_run:
         _list(how, console)
         return
@@ -76,7 +76,7 @@ def report_experiment(folder: Path, as_json: bool) -> None:
     from kgen.experiment import driver
 
     data = driver.write_report(folder)
-    _summary(data, folder, Console(stderr=True, highlight=False))
+    _summary(data, folder, Console(stderr=True, highlight=False, soft_wrap=True))
     if as_json:
         click.echo(json.dumps(data, default=str))
 

@@ -29,11 +29,14 @@ class Plan:
     out: Path
 
 
-def plan(file: str, out: Path | None = None) -> Plan:
-    """The grid with its archs resolved (the local GPU's when the file names none) and its cells."""
+def plan(file: str, out: Path | None = None, need_arch: bool = True) -> Plan:
+    """The grid with its archs resolved (the local GPU's when the file names none) and its cells;
+    without a GPU and without `archs:`, a listing (need_arch=False) keeps them as `local`."""
     grid = grids.load(file)
     if grid.archs == (None,):
         found = local_gpu()
+        if found is None and not need_arch:
+            return Plan(grid, *list_cells(grid), out or Path("runs") / "experiments" / grid.name)
         if found is None:
             raise UsageError(f"{grid.path}: no GPU here to take the architecture from; set "
                              "`archs:` (e.g. archs: [sm_90])")

@@ -16,7 +16,6 @@ from kgen.cli.gpu_cmds import bench
 from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.loop.candidate import parse_contract
-from kgen.loop.task import Task
 from kgen.ops import load_op
 
 pytestmark = pytest.mark.gpu
@@ -45,8 +44,7 @@ def run(path: Path, options: EvalOptions, arch: str | None = None, embed_ptx: bo
     assert contract is not None, problems
     compiled = compile_source(source, target, embed_ptx=embed_ptx)
     assert compiled.ok, compiled.summary
-    task = Task("bench", target, SPEC, contract.dtype, source, path)
-    result = evaluate(compiled, contract, task, options=options)
+    result = evaluate(compiled, contract, SPEC, target, options=options)
     assert result is not None
     return result
 

@@ -97,7 +97,7 @@ def test_a_model_error_is_logged_then_raised_after_the_earlier_attempts(tmp_path
     run_dir = RunDir.create(tmp_path / "run", {})
     got = []
     with pytest.raises(ModelFatal):
-        for reply, attempt in batch.candidates(TASK, model, _check, (), (), run_dir, 2, 1, 1):
+        for _reply, attempt in batch.candidates(TASK, model, _check, (), (), run_dir, 2, 1, 1):
             got.append(attempt.number)
     assert got == [1]
     assert "authentication failed" in (run_dir.path / "transcript.jsonl").read_text()

@@ -36,8 +36,8 @@ _MODEL = {"name", "backend", "model", "base_url", "parameters", "price_per_mtok"
 # Model parameters each backend takes (a plugin backend takes any).
 _PARAMETERS = {"openai": {"temperature", "max_tokens", "timeout", "max_retries", "reasoning"},
                "builtin": set(), "builtin-random": set(), "scripted": {"script"}}
-_BUDGET = {"rounds": int, "candidates": int, "patience": int, "wall_seconds": (int, float),
-           "tokens": int}
+_BUDGET = {"rounds": False, "candidates": False, "patience": False, "wall_seconds": True,
+           "tokens": False}  # field -> may be fractional
 
 
 @dataclass(frozen=True)
@@ -210,8 +210,9 @@ def _budget(data: Any) -> Budget:
         raise TypeError("field 'budget' should be a mapping")
     _known(data, set(_BUDGET), "budget.")
     for key, value in data.items():
-        if not isinstance(value, _BUDGET[key]) or isinstance(value, bool) or value < (
-                0 if key == "patience" else 1):
+        kinds = (int, float) if _BUDGET[key] else (int,)
+        least = 0 if key == "patience" else 1
+        if not isinstance(value, kinds) or isinstance(value, bool) or value < least:
             raise ValueError(f"field 'budget.{key}' should be a positive number, not {value!r}")
     defaults = Budget(rounds=4, candidates=1, patience=2)
     return Budget(data.get("rounds", defaults.rounds), data.get("candidates", defaults.candidates),

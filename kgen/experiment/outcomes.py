@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 @dataclass(frozen=True)
 class AttemptFacts:
     number: int

@@ -150,10 +150,12 @@ def build_model(entry: ModelEntry, cell: Cell, done: int,
 
 
 def _script(script: str | dict[str, Any], op: str) -> list[str]:
+    """The replies for this op: from one script for every op, or the op's own."""
+    chosen: Any = script
     if isinstance(script, dict):
         if op not in script:
             raise UsageError(f"the scripted model has no replies for op {op}")
-        script = script[op]
-    if isinstance(script, list):
-        return [str(x) for x in script]
-    return load_script(Path(script))
+        chosen = script[op]
+    if isinstance(chosen, list):
+        return [str(x) for x in chosen]
+    return load_script(Path(str(chosen)))

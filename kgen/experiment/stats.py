@@ -97,6 +97,7 @@ def _compare(axis: str, a: str, b: str, fixed: str, metric: str, units: list[tup
              ua: dict[tuple, float], ub: dict[tuple, float]) -> Comparison:
     diffs = [ub[u] - ua[u] for u in units]
     plus, minus, ties, p = sign_test(diffs)
-    return Comparison(axis, a, b, fixed, metric, len(units),
-                      statistics.fmean(ua[u] for u in units), statistics.fmean(ub[u] for u in units),
+    mean_a = statistics.fmean(ua[u] for u in units)
+    mean_b = statistics.fmean(ub[u] for u in units)
+    return Comparison(axis, a, b, fixed, metric, len(units), mean_a, mean_b,
                       statistics.fmean(diffs), bootstrap_ci(diffs), plus, minus, ties, p)

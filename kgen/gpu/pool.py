@@ -10,6 +10,7 @@ it measured. After a failed candidate the pool runs the canary on that GPU itsel
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import resource
@@ -115,12 +116,9 @@ class WarmWorker:
 
     def _output(self, offset: int) -> str:
         """What the worker printed since `offset` (the tail: its last words)."""
-        try:
-            with open(self.log_path, "rb") as log:
-                log.seek(max(offset, log.seek(0, 2) - client.MAX_OUTPUT))
-                return log.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
+        with open(self.log_path, "rb") as log:
+            log.seek(max(offset, log.seek(0, 2) - client.MAX_OUTPUT))
+            return log.read().decode("utf-8", errors="replace")
 
     @property
     def worn(self) -> bool:
@@ -136,11 +134,9 @@ class WarmWorker:
         if self.proc.poll() is None:
             process.kill_group(self.proc)
         for handle in (self.proc.stdin, self._log):
-            try:
+            with contextlib.suppress(OSError):
                 if handle is not None:
                     handle.close()
-            except OSError:
-                pass
         if not keep_folder:
             shutil.rmtree(self.folder, ignore_errors=True)
 

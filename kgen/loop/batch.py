@@ -95,9 +95,13 @@ def _in_turn(task: Task, model: Model, check, messages: tuple[Message, ...],
             done.set_result((asked, None))
             jobs.append(done)
             break
-        jobs.append(pool.submit(lambda a=asked, n=number: (a, check(a.reply, n, round_number))))
+        jobs.append(pool.submit(_check_one, check, asked, number, round_number))
         seen.append(Attempt(number, round_number, extract_source(asked.reply.text)))
     return jobs
+
+
+def _check_one(check, asked: Asked, number: int, round_number: int) -> tuple[Asked, Attempt]:
+    return asked, check(asked.reply, number, round_number)
 
 
 def log_call(run_dir: RunDir, model: Model, messages: tuple[Message, ...], number: int,

@@ -1,8 +1,9 @@
 """The loop: ask the model, check its candidate (contract, nvcc, GPU), feed the result back, repeat.
 
 Only this module knows the order of the stages. Each round asks for `candidates` replies rendered
-from the same history (kgen.loop.batch asks and checks them concurrently, in order); the run stops on budget (rounds, wall time, tokens), when the model gives up,
-or after `patience` attempts without improvement once a candidate has succeeded.
+from the same history (kgen.loop.batch asks and checks them concurrently and hands them back in
+order); the run stops on budget (rounds, wall time, tokens), when the model gives up, or after
+`patience` attempts without improvement once a candidate has succeeded.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kgen.arch import local_gpu
 from kgen.errors import EnvironmentProblem
 from kgen.gpu import devices
 from kgen.gpu.devices import Gpu, Slot
@@ -174,3 +175,43 @@ def test_no_worker_processes_or_folders_are_left_after_close(logs):
     workers = list(p._workers)
     p.close()
     assert all(w.proc.poll() is not None and not w.folder.exists() for w in workers)
+
+
+# The real serve loop (kgen.sandbox.worker.serve) with its judging stubbed: no GPU needed.
+REAL_SERVE = """\
+import json, sys
+from pathlib import Path
+import kgen.sandbox.worker as w
+
+def judge(workdir, canary):
+    if canary:
+        return {"verdict": "pass", "message": "canary", "device": "stub"}
+    what = (workdir / "kernel.cubin").read_bytes().decode()
+    spec = json.loads((workdir / "request.json").read_text())["spec"]["name"]
+    w._MEASURED.setdefault("bandwidth:", 1.5e12)
+    return {"verdict": what, "message": f"{spec} {workdir.name} handed {sorted(w._MEASURED)}"}
+
+w.judge = judge
+w.serve(Path.cwd())
+"""
+
+
+def test_the_real_serve_loop_answers_jobs_and_ends_after_a_crash(logs):
+    with WorkerPool([Slot(None, 0)], unsafe=True,
+                    command=[sys.executable, "-c", REAL_SERVE]) as p:
+        first, second = judge(p, "pass"), judge(p, "wrong")
+        assert (first.verdict, second.verdict) == ("pass", "wrong")
+        assert first.message.startswith("gemm job-000001") and "job-000002" in second.message
+        crashed = judge(p, "crash")
+        assert crashed.verdict == "crash" and "canary" in crashed.extra
+        after = judge(p, "pass")
+        # the successor was handed the peaks the first worker measured
+        assert "handed ['bandwidth:']" in after.message and after.extra["warm"] is False
+        assert p.busy()[0]["restarts"] == 1
+
+
+@pytest.mark.skipif(local_gpu() is not None, reason="checks the path without a GPU")
+def test_the_real_worker_without_a_gpu_stack_fails_its_start_up_canary_cleanly():
+    with WorkerPool([Slot(None, 0)], unsafe=True, start_timeout_s=120) as p, \
+            pytest.raises(EnvironmentProblem, match="canary|cannot run here|could not start"):
+        judge(p, "pass")

@@ -1,9 +1,10 @@
 """Candidates per minute, before and after the warm workers: the builtin search and a scripted
-model each write N gemm float32 candidates on the local GPU, once with a fresh sandboxed worker
-per candidate (`--fresh-workers`, the old path) and once with the warm pool, the round's
-candidates compiled and judged concurrently. Prints one row per model and mode:
+model each write N gemm float32 candidates on the local GPU in three modes: `fresh` (a new
+sandboxed worker per candidate, one candidate per round: the path before the pool, still
+`--fresh-workers`), `warm` (the pool, one candidate per round) and `warm-k2` (the pool, rounds of 2
+candidates asked, compiled and judged concurrently). Prints one row per model and mode:
 
-    model     mode    cands  wall s  cands/min  compile s  check s  check beyond timing s
+    model     mode     K  cands  wall s  cands/min  compile s  check s  check beyond timing s
 
 `check s` is the median time from handing a compiled candidate to the workers to its verdict;
 `beyond timing` subtracts the timing budget (0.5 s at the first bench size in loop rounds): the
@@ -43,13 +44,19 @@ def scripted(count: int) -> ScriptedModel:
                           for i in range(count)])
 
 
-def measure(model_name: str, fresh: bool, count: int, arch: str, base: Path) -> dict:
-    """One run of `count` candidates (rounds of 2); what it took per candidate."""
+MODES = (("fresh", True, 1), ("warm", False, 1), ("warm-k2", False, 2))
+
+
+def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> dict:
+    """One run of `count` candidates in this mode; what it took per candidate. (With K=2 the
+    builtin search picks its candidates with less feedback, so its kernels may differ.)"""
+    _, fresh, per_round = next(m for m in MODES if m[0] == mode)
     model = BuiltinModel() if model_name == "builtin" else scripted(count)
-    config = RunConfig("generate", arch, op="gemm", dtype="float32", rounds=(count + 1) // 2,
-                       candidates=2, patience=10_000, fresh_workers=fresh)
-    os.environ["KGEN_CACHE_DIR"] = str(base / f"cache-{model_name}-{fresh}")
-    run = Run.start(config, base / f"run-{model_name}-{'fresh' if fresh else 'warm'}", model)
+    config = RunConfig("generate", arch, op="gemm", dtype="float32",
+                       rounds=-(-count // per_round), candidates=per_round, patience=10_000,
+                       fresh_workers=fresh)
+    os.environ["KGEN_CACHE_DIR"] = str(base / f"cache-{model_name}-{mode}")
+    run = Run.start(config, base / f"run-{model_name}-{mode}", model)
     busy = run.owned
     started = time.monotonic()
     summary = run.execute()
@@ -58,8 +65,8 @@ def measure(model_name: str, fresh: bool, count: int, arch: str, base: Path) -> 
                 .splitlines()]
     compiles = [a["compile"]["seconds"] for a in attempts if a["compile"]]
     checks = [a["evaluation"]["seconds"] for a in attempts if a["evaluation"]]
-    return {"model": model_name, "mode": "fresh" if fresh else "warm",
-            "candidates": len(attempts), "verdicts": [a["status"] for a in attempts],
+    return {"model": model_name, "mode": mode, "k": per_round, "candidates": len(attempts),
+            "verdicts": [a["status"] for a in attempts],
             "wall_s": round(wall, 2), "per_minute": round(60 * len(attempts) / wall, 1),
             "compile_s": round(statistics.median(compiles), 2) if compiles else None,
             "check_s": round(statistics.median(checks), 2) if checks else None,
@@ -79,16 +86,17 @@ def main(candidates: int, out: Path | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="kgen-throughput-") as tmp:
         for model_name in ("builtin", "scripted"):
-            for fresh in (True, False):
-                rows.append(measure(model_name, fresh, candidates, found[1].name, Path(tmp)))
+            for mode, _, _ in MODES:
+                rows.append(measure(model_name, mode, candidates, found[1].name, Path(tmp)))
                 click.echo(f"  {rows[-1]['model']} {rows[-1]['mode']}: {rows[-1]['verdicts']}",
                            err=True)
-    click.echo(f"{found[0]}, {found[1].name}; gemm float32, rounds of 2 candidates; timing "
-               f"budget {BUDGET_S:g} s per candidate")
-    click.echo(f"{'model':9} {'mode':6} {'cands':>5} {'wall s':>7} {'cands/min':>9} "
+    click.echo(f"{found[0]}, {found[1].name}; gemm float32; timing budget {BUDGET_S:g} s per "
+               "candidate; medians per candidate")
+    click.echo(f"{'model':9} {'mode':8} {'K':>2} {'cands':>5} {'wall s':>7} {'cands/min':>9} "
                f"{'compile s':>9} {'check s':>7} {'check beyond timing s':>21}")
     for r in rows:
-        click.echo(f"{r['model']:9} {r['mode']:6} {r['candidates']:>5} {r['wall_s']:>7} "
+        click.echo(f"{r['model']:9} {r['mode']:8} {r['k']:>2} {r['candidates']:>5} "
+                   f"{r['wall_s']:>7} "
                    f"{r['per_minute']:>9} {r['compile_s']!s:>9} {r['check_s']!s:>7} "
                    f"{r['beyond_timing_s']!s:>21}")
     if out is not None:

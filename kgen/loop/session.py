@@ -18,7 +18,7 @@ from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
 from kgen.errors import KgenError, UsageError
-from kgen.gpu.client import Workers
+from kgen.gpu.client import FreshWorkers, Workers
 from kgen.gpu.evaluate import EvalOptions, evaluate, plan
 from kgen.gpu.pool import WorkerPool
 from kgen.loop import report
@@ -228,7 +228,9 @@ def _checker_and_pool(task: Task, config: RunConfig,
     """The checker, judging on `workers`, else on a warm pool of the run's own (returned, so the
     run closes it), else (fresh_workers) on a new worker per candidate."""
     owned = None
-    if workers is None and not config.fresh_workers and not config.no_gpu:
+    if workers is None and config.fresh_workers:
+        workers = FreshWorkers(config.unsafe_no_sandbox)  # one at a time, as before the pool
+    elif workers is None and not config.no_gpu:
         owned = WorkerPool.local(unsafe=config.unsafe_no_sandbox)  # starts nothing until used
         workers = owned
     return build_checker(task, config, workers), owned

@@ -105,7 +105,9 @@ class _Printer:
         self.status.start()
 
     def event(self, kind: str, listed, detail) -> None:
-        if kind == "attempt":
+        if kind == "skipped":
+            self.tally.cell_done("finished", earlier=True)
+        elif kind == "attempt":
             self.tally.attempt(listed, *detail)
         elif kind == "done":
             self.tally.cell_done(detail["status"])

@@ -53,6 +53,9 @@ def run(how: Plan, *, per_gpu: int = 1, jobs: int | None = None, ray: str | None
     exp = ExperimentDir.open(how.out, how.grid)
     finished = exp.finished()
     pending = [c for c in how.cells if c.id not in finished]
+    for listed in how.cells:
+        if listed.id in finished:
+            on_event("skipped", listed, None)
     _describe(exp, how)
     failure: BaseException | None = None
     if ray is not None:

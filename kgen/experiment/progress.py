@@ -41,9 +41,12 @@ class Tally:
                 speedup = attempt.evaluation.timings[0].speedup
                 self.best[op] = Best(ms, speedup, listed.id)
 
-    def cell_done(self, status: str) -> None:
+    def cell_done(self, status: str, earlier: bool = False) -> None:
+        """A cell ended (`earlier`: it had finished before this session, and is skipped)."""
         with self._lock:
-            if status == "finished":
+            if earlier:
+                self.done += 1
+            elif status == "finished":
                 self.done += 1
                 self.finished_now += 1
             else:

@@ -25,7 +25,8 @@ from kgen.gpu.pool import WorkerPool
 from kgen.loop.attempt import Attempt
 from kgen.loop.loop import Trajectory
 
-Event = Callable[[str, Listed, Any], None]  # ("start" | "attempt" | "done", cell, detail)
+# ("skipped" (finished before) | "start" | "attempt" | "done", the cell, the detail)
+Event = Callable[[str, Listed, Any], None]
 
 
 @dataclass

@@ -152,3 +152,13 @@ def test_cells_as_ray_tasks_on_a_local_ray(tmp_path):
         "ray auto"
     assert (out / "report.md").is_file()
     print(f"ray experiment took {took:.1f} s")
+
+
+def test_ray_missing_is_one_clear_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    path = experiment(tmp_path)
+    result = CliRunner().invoke(main, ["experiment", "run", str(path), "--out",
+                                       str(tmp_path / "out"), "--ray", "auto"])
+    assert result.exit_code == 3
+    assert "kgen: error: --ray needs Ray: pip install 'kgen[ray]'" in result.output
+    assert "Traceback" not in result.output

@@ -17,6 +17,10 @@ from kgen.spec import OpSpec
 REQUEST_FILE = "request.json"
 RESULT_FILE = "result.json"
 BINARY_FILE = "kernel.cubin"  # a cubin, or a fatbin carrying PTX
+# A serving worker (`--serve`, kgen.gpu.pool): its start-up canary lands in READY_JOB/result.json;
+# the peaks it measured are handed to its successor on the same GPU in PEAKS_FILE.
+READY_JOB = "ready"
+PEAKS_FILE = "peaks.json"
 
 
 @dataclass(frozen=True)

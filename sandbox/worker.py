@@ -1,9 +1,10 @@
-"""The worker process: `python -m kgen.sandbox.worker [--canary] WORKDIR`.
+"""The worker process: `python -m kgen.sandbox.worker [--canary | --serve] WORKDIR`.
 
-Spawned fresh for every candidate (never forked from a process with CUDA). Reads req.json and
-kernel.cubin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
-broken CUDA context can never stall the teardown. Imports only the standard library, torch, cupy
-and kgen's shared types.
+Spawned as a new process (never forked from a process with CUDA). One-shot: reads request.json
+and kernel.cubin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
+broken CUDA context can never stall the teardown. `--serve` (kgen.gpu.pool): torch is imported and
+the GPU checked once, then candidate after candidate is judged (see serve). Imports only the
+standard library, torch, cupy and kgen's shared types.
 """
 
 from __future__ import annotations
@@ -19,7 +20,18 @@ from typing import Any
 
 from kgen.sandbox.rejected import Rejected
 from kgen.verdict import Evaluation
-from kgen.wire import BINARY_FILE, REQUEST_FILE, RESULT_FILE, EvalRequest
+from kgen.wire import (
+    BINARY_FILE,
+    PEAKS_FILE,
+    READY_JOB,
+    REQUEST_FILE,
+    RESULT_FILE,
+    EvalRequest,
+)
+
+# Peaks measured in this process (bandwidth, matmul rate per dtype): a serving worker measures them
+# once; the pool hands them to the next worker on the same GPU through PEAKS_FILE.
+_MEASURED: dict[str, float | None] = {}
 
 
 def _setup_torch() -> Any:
@@ -71,8 +83,8 @@ def evaluate(workdir: Path) -> Evaluation:
     timings = []
     if req.bench_sizes:
         peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
-                                           info["clock_hz"], timing.measure_bandwidth()),
-                        measured_flops=timing.measure_matmul_rate(req.dtype))
+                                           info["clock_hz"], _measured("bandwidth", "")),
+                        measured_flops=_measured("matmul", req.dtype))
         for i, sizes in enumerate(req.bench_sizes):
             timings.append(timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
                                          req.bench_budget_s, req.kernel_timeout_s, peaks))
@@ -85,6 +97,17 @@ def evaluate(workdir: Path) -> Evaluation:
                       "timing")
     return Evaluation("pass", f"all checks passed at {len(req.test_sizes)} sizes", tuple(timings),
                      device, checks=tuple(checks))
+
+
+def _measured(what: str, dtype: str) -> float | None:
+    """A device peak, measured on first use in this process (or handed over by the pool)."""
+    from kgen.sandbox import timing
+
+    key = f"{what}:{dtype}"
+    if key not in _MEASURED:
+        _MEASURED[key] = (timing.measure_bandwidth() if what == "bandwidth"
+                          else timing.measure_matmul_rate(dtype))
+    return _MEASURED[key]
 
 
 def run_canary() -> Evaluation:
@@ -116,9 +139,8 @@ def _classify(exc: BaseException) -> Evaluation:
     return Evaluation(verdict, text[:1500], extra={"traceback": tail})
 
 
-def main(argv: list[str]) -> None:
-    canary = "--canary" in argv
-    workdir = Path([a for a in argv if not a.startswith("--")][-1])
+def judge(workdir: Path, canary: bool) -> dict[str, Any]:
+    """One evaluation (or the canary) as the JSON record; every outcome is a verdict."""
     start = time.monotonic()
     try:
         result = run_canary() if canary else evaluate(workdir)
@@ -128,6 +150,64 @@ def main(argv: list[str]) -> None:
         result = _classify(exc)
     data = result.to_json()
     data["seconds"] = round(time.monotonic() - start, 3)
+    return data
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Whole or not at all: the pool polls for the file's name."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def serve(workdir: Path) -> None:
+    """Run the canary into READY_JOB/result.json; then, for each stdin line `eval NAME` or
+    `canary NAME`, judge the job folder WORKDIR/NAME into NAME/result.json. Ends at EOF, and after
+    a verdict that may leave the CUDA context broken (crash, timeout): the pool starts another."""
+    peaks = workdir / PEAKS_FILE
+    if peaks.is_file():
+        _MEASURED.update({k: v for k, v in json.loads(peaks.read_text()).items()
+                          if v is None or isinstance(v, float)})
+    ready = judge(workdir, canary=True)
+    (workdir / READY_JOB).mkdir(exist_ok=True)
+    _write(workdir / READY_JOB / RESULT_FILE, ready)
+    if ready["verdict"] != "pass":
+        os._exit(0)
+    while line := sys.stdin.readline():
+        kind, _, name = line.strip().partition(" ")
+        job = workdir / name
+        if not name or "/" in name or not job.is_dir():
+            continue  # only the pool writes here; ignore anything else
+        data = judge(job, canary=kind == "canary")
+        data["extra"] = {**data.get("extra", {}), "peaks": dict(_MEASURED)}
+        _write(job / RESULT_FILE, data)
+        sys.stdout.flush()
+        if data["verdict"] in ("crash", "timeout"):
+            os._exit(0)
+        _release_memory()
+    os._exit(0)
+
+
+def _release_memory() -> None:
+    """Between candidates: drop the last one's buffers so N workers can share one GPU."""
+    import gc
+
+    gc.collect()
+    try:
+        import cupy
+        import torch
+
+        torch.cuda.empty_cache()
+        cupy.get_default_memory_pool().free_all_blocks()
+    except Exception:
+        pass  # only memory hygiene; the next candidate still runs
+
+
+def main(argv: list[str]) -> None:
+    workdir = Path([a for a in argv if not a.startswith("--")][-1])
+    if "--serve" in argv:
+        serve(workdir)
+    data = judge(workdir, canary="--canary" in argv)
     (workdir / RESULT_FILE).write_text(json.dumps(data))
     sys.stdout.flush()
     os._exit(0)

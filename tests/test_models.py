@@ -22,8 +22,8 @@ def _request(text: str = "write") -> Request:
 
 
 def test_unknown_backend_lists_the_known_ones():
-    with pytest.raises(UsageError, match="unknown model backend 'gpt9'; known: builtin, openai, "
-                                         "scripted"):
+    with pytest.raises(UsageError, match="unknown model backend 'gpt9'; known: builtin, "
+                                         "builtin-random, openai, scripted"):
         models.get_model("gpt9")
 
 
@@ -80,7 +80,7 @@ def test_entry_point_backends_are_found(monkeypatch):
             return factory
 
     monkeypatch.setattr(models, "_plugins", lambda: {"mine": FakeEntryPoint()})
-    assert models.known_models() == ["builtin", "openai", "scripted", "mine"]
+    assert models.known_models() == ["builtin", "builtin-random", "openai", "scripted", "mine"]
     model = models.get_model("mine", model="m7", timeout=3.0)
     assert model.complete(_request()).text == "from plugin"
     assert made["model"] == "m7" and made["timeout"] == 3.0

@@ -34,6 +34,9 @@ def _model_options(func):
         click.option("--no-gpu", is_flag=True, help="Compile only, even if a GPU is present."),
         click.option("--unsafe-no-sandbox", is_flag=True,
                      help="Run candidates without bubblewrap isolation (not recommended)."),
+        click.option("--fresh-workers", is_flag=True,
+                     help="A new GPU worker for every candidate (slower; the default keeps one "
+                          "warm worker per GPU serving candidate after candidate)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON summary on stdout (ok, best, attempts, validated, "
                           "run_dir)."),
@@ -53,7 +56,8 @@ def _model_options(func):
 @click.option("--rounds", default=8, show_default=True, type=click.IntRange(1, 1000),
               help="Most rounds (model calls per candidate slot).")
 @click.option("--candidates", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Candidates per round, all from the same prompt.")
+              help="Candidates per round, all from the same prompt; asked, compiled and "
+                   "judged concurrently (one worker per GPU).")
 @click.option("--patience", default=3, show_default=True, type=click.IntRange(0, 1000),
               help="Stop after this many attempts without improvement once one passed.")
 @click.option("--time-budget", type=float, metavar="SECONDS", help="Stop after this wall time.")
@@ -105,7 +109,7 @@ def fix(file, arch, output, in_place, max_attempts, **common) -> None:
 
 
 def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
-         unsafe_no_sandbox, as_json):
+         unsafe_no_sandbox, fresh_workers, as_json):
     """Start or resume the run, execute it with progress on stderr, print the summary."""
     import dataclasses
 
@@ -120,7 +124,8 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
     else:
         config = dataclasses.replace(config, backend=backend, model=model_name,
                                      base_url=base_url, prompt_set=prompt_set, no_gpu=no_gpu,
-                                     unsafe_no_sandbox=unsafe_no_sandbox)
+                                     unsafe_no_sandbox=unsafe_no_sandbox,
+                                     fresh_workers=fresh_workers)
         run = Run.start(config, out)
     progress.header(run)
     try:

@@ -1,5 +1,5 @@
 """The parent side of the trust boundary: spawn one fresh worker per candidate, bounded in time
-and output, sandboxed.
+and output, sandboxed (a pool of warm workers that serve candidate after candidate: kgen.gpu.pool).
 
 The parent never imports cupy or torch and never creates a CUDA context; it only writes files into
 the worker's own folder, runs `python -m kgen.sandbox.worker`, and reads result.json back.
@@ -12,9 +12,11 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from kgen import process
 from kgen.errors import EnvironmentProblem
@@ -27,6 +29,27 @@ MAX_RESULT = 1024 * 1024  # result.json larger than this is not trusted
 # The worker never got to the candidate: an environment problem, never a verdict on the kernel.
 _CANNOT_START = ("No module named", "can't open file", "execvp", "No such file or directory: "
                  f"'{sys.executable}'", "error while loading shared libraries")
+
+
+class Workers(Protocol):
+    """Where candidates are judged: fresh workers, or the warm pool (kgen.gpu.pool)."""
+
+    def run(self, request: EvalRequest, binary: bytes, *, timeout_s: float) -> Evaluation:
+        """Judge one candidate; every outcome about the kernel is an Evaluation. A pool that
+        checked the GPU after a failure says so in extra (`canary` or `gpu_unhealthy`)."""
+        ...
+
+
+@dataclass
+class FreshWorkers:
+    """A new worker for every candidate, one at a time (`--fresh-workers`; `kgen bench`)."""
+
+    unsafe: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def run(self, request: EvalRequest, binary: bytes, *, timeout_s: float) -> Evaluation:
+        with self._lock:  # two candidates timed at once on one GPU would disturb each other
+            return run_worker(request, binary, timeout_s=timeout_s, unsafe=self.unsafe)
 
 
 def worker_command(workdir: Path, canary: bool = False) -> list[str]:
@@ -60,7 +83,7 @@ def run_worker(request: EvalRequest | None, binary: bytes | None, *, timeout_s: 
         cmd = [*prefix, *(command or worker_command(folder, canary))]
         done = process.run_limited(cmd, cwd=folder, timeout=timeout_s,
                                      env=worker_env(folder), max_output=MAX_OUTPUT)
-        result = _read_result(folder, done)
+        result = read_result(folder, done)
         note = "UNSAFE: the worker ran without bubblewrap (--unsafe-no-sandbox)" if unsafe else (
             "" if prefix else "isolation: limits only (bubblewrap not usable here)")
         extra = {**result.extra, "isolation": "none" if unsafe else
@@ -75,7 +98,7 @@ def _join(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def _read_result(folder: Path, done: process.Finished) -> Evaluation:
+def read_result(folder: Path, done: process.Finished) -> Evaluation:
     """The worker's verdict, or one made from how it ended (timeout, signal, exit code)."""
     tail = done.output.strip()[-2000:]
     cut = " (output truncated)" if done.truncated else ""

@@ -1,7 +1,8 @@
 """The GPU stage the loop calls: a compiled candidate -> Evaluation (None: no GPU to run it on).
 
-Each candidate runs in a fresh sandboxed worker (kgen.sandbox); this module plans what can run
-here and what to ask for, and never creates a CUDA context itself.
+Each candidate runs in a sandboxed worker (kgen.sandbox): a fresh one, or a warm one of a pool
+(kgen.gpu.pool); this module plans what can run here and what to ask for, and never creates a
+CUDA context itself.
 """
 
 from __future__ import annotations
@@ -93,22 +94,24 @@ def plan(target: Arch) -> Plan:
 
 
 def evaluate(compile_result: CompileResult, contract: Contract | None, spec: OpSpec | None,
-             arch: Arch, *, options: EvalOptions | None = None) -> Evaluation | None:
-    """Validate and time one compiled candidate in a fresh worker; None when it cannot run here."""
+             arch: Arch, *, options: EvalOptions | None = None,
+             workers: client.Workers | None = None) -> Evaluation | None:
+    """Validate and time one compiled candidate (in a fresh worker unless `workers` is a pool);
+    None when it cannot run here."""
     how = plan(arch)
     if not how.runnable or compile_result.cubin is None or contract is None or spec is None:
         return None
     options = options or EvalOptions()
     request = make_request(spec, contract, options)
     started = time.monotonic()
-    result = client.run_worker(request, compile_result.cubin,
-                               timeout_s=wall_timeout(request, options),
-                               unsafe=options.unsafe_no_sandbox)
+    workers = workers or client.FreshWorkers(options.unsafe_no_sandbox)
+    result = workers.run(request, compile_result.cubin, timeout_s=wall_timeout(request, options))
     if not result.device:
         result = replace(result, device=how.local)
     if how.message:
         result = replace(result, note="; ".join(n for n in (how.message, result.note) if n))
-    if Verdict(result.verdict).needs_health_check:
+    checked = {"canary", "gpu_unhealthy"} & set(result.extra)  # a pool checks the GPU itself
+    if Verdict(result.verdict).needs_health_check and not checked:
         try:
             canary = {"canary": ensure_healthy(options)}
         except EnvironmentProblem as exc:  # the loop saves this attempt, then stops the run

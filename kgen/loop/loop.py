@@ -1,8 +1,9 @@
 """The loop: ask the model, check its candidate (contract, nvcc, GPU), feed the result back, repeat.
 
 Only this module knows the order of the stages. Each round asks for `candidates` replies rendered
-from the same history; the run stops on budget (rounds, wall time, tokens), when the model gives up,
-or after `patience` attempts without improvement once a candidate has succeeded.
+from the same history (kgen.loop.batch asks and checks them concurrently and hands them back in
+order); the run stops on budget (rounds, wall time, tokens), when the model gives up, or after
+`patience` attempts without improvement once a candidate has succeeded.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from dataclasses import dataclass, field
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
 from kgen.errors import EnvironmentProblem
-from kgen.loop import prompts
+from kgen.loop import batch, prompts
 from kgen.loop.attempt import Attempt, best_attempt
 from kgen.loop.candidate import extract_source, parse_contract
 from kgen.loop.rundir import RunDir
 from kgen.loop.task import Task
-from kgen.models.base import Model, Reply, Request
+from kgen.models.base import Model, Reply
 from kgen.verdict import Evaluation
 
 Evaluator = Callable[[CompileResult, Contract, Task], Evaluation]
@@ -92,14 +93,14 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
             return trajectory
         messages = prompts.build_messages(task, tuple(trajectory.attempts), prompt_set)
         round_number = 1 + max((a.round for a in trajectory.attempts), default=0)
-        for _ in range(budget.candidates):
-            request = Request(tuple(messages), task, tuple(trajectory.attempts))
-            reply = _ask(model, request, run_dir, len(trajectory.attempts) + 1)
+        for reply, attempt in batch.candidates(
+                task, model, lambda r, n, k: _attempt(task, checker, r, n, k), messages,
+                tuple(trajectory.attempts), run_dir, budget.candidates,
+                len(trajectory.attempts) + 1, round_number):
             trajectory.tokens += reply.usage.total
-            if reply.give_up:
+            if attempt is None:
                 trajectory.stop_reason = f"the model gave up: {reply.give_up}"
                 return trajectory
-            attempt = _attempt(task, checker, reply, len(trajectory.attempts) + 1, round_number)
             run_dir.save_attempt(attempt, reply.text)
             trajectory.attempts.append(attempt)
             on_attempt(attempt, trajectory)
@@ -124,22 +125,6 @@ def _should_stop(trajectory: Trajectory, budget: Budget, start: float, validatin
     if rounds_done >= budget.rounds:
         return f"all {budget.rounds} rounds used"
     return ""
-
-
-def _ask(model: Model, request: Request, run_dir: RunDir, number: int) -> Reply:
-    started = time.monotonic()
-    record = {"attempt": number, "model": model.name, "messages": list(request.messages)}
-    try:
-        reply = model.complete(request)
-    except BaseException as exc:  # logged, then re-raised: the loop never hides a model failure
-        run_dir.log_call({**record, "error": f"{type(exc).__name__}: {exc}",
-                          "latency_s": round(time.monotonic() - started, 3)})
-        raise
-    run_dir.log_call({**record, "reply": reply.text, "give_up": reply.give_up,
-                      "usage": {"prompt_tokens": reply.usage.prompt_tokens,
-                                "completion_tokens": reply.usage.completion_tokens},
-                      "latency_s": round(reply.latency_s or time.monotonic() - started, 3)})
-    return reply
 
 
 def _attempt(task: Task, checker: Checker, reply: Reply, number: int, round_number: int) -> Attempt:

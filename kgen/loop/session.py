@@ -18,7 +18,9 @@ from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
 from kgen.errors import KgenError, UsageError
+from kgen.gpu.client import FreshWorkers, Workers
 from kgen.gpu.evaluate import EvalOptions, evaluate, plan
+from kgen.gpu.pool import WorkerPool
 from kgen.loop import report
 from kgen.loop.attempt import Attempt
 from kgen.loop.candidate import parse_contract
@@ -53,6 +55,7 @@ class RunConfig:
     tokens: int | None = None
     no_gpu: bool = False
     unsafe_no_sandbox: bool = False
+    fresh_workers: bool = False  # a new GPU worker per candidate instead of the warm pool
 
     def budget(self) -> Budget:
         return Budget(self.rounds, self.candidates, self.patience, self.wall_seconds, self.tokens)
@@ -81,7 +84,8 @@ class Run:
     """One run: its task, model, checker, run directory and the attempts finished so far."""
 
     def __init__(self, config: RunConfig, model: Model, task: Task, checker: Checker,
-                 run_dir: RunDir, history: list[Attempt], resumed: bool = False):
+                 run_dir: RunDir, history: list[Attempt], resumed: bool = False,
+                 owned: WorkerPool | None = None):
         self.config = config
         self.model = model
         self.task = task
@@ -89,11 +93,14 @@ class Run:
         self.run_dir = run_dir
         self.history = history
         self.resumed = resumed
+        self.owned = owned  # a pool this run started for itself, closed when it ends
 
     @classmethod
-    def start(cls, config: RunConfig, out: Path | None = None,
-              model: Model | None = None) -> Run:
-        """A new run directory (default runs/<UTC time>-<op>-<arch>/); a fix starts from FILE."""
+    def start(cls, config: RunConfig, out: Path | None = None, model: Model | None = None,
+              workers: Workers | None = None) -> Run:
+        """A new run directory (default runs/<UTC time>-<op>-<arch>/); a fix starts from FILE.
+        `workers`: where candidates are judged (an experiment's shared pool); default: a warm
+        pool of this run's own over the visible GPUs (fresh workers with fresh_workers)."""
         model = model or models.resolve_model(config.backend, config.model, config.base_url)
         task = build_task(config)
         label = f"{task.spec.name if task.spec and task.mode == 'generate' else 'fix'}-" \
@@ -101,14 +108,16 @@ class Run:
         saved = dataclasses.asdict(_for_resume(config)) | {
             "arch": task.arch.name, "dtype": task.dtype, "model_description": model.describe()}
         run_dir = RunDir.create(out or default_run_dir(label), saved)
-        run = cls(config, model, task, build_checker(task, config), run_dir, [])
+        checker, owned = _checker_and_pool(task, config, workers)
+        run = cls(config, model, task, checker, run_dir, [], owned=owned)
         if task.mode == "fix":
             run.history.append(run._seed_fix())
         return run
 
     @classmethod
     def resume(cls, path: Path, backend: str | None = None, model_name: str | None = None,
-               base_url: str | None = None) -> Run:
+               base_url: str | None = None, *, model: Model | None = None,
+               workers: Workers | None = None) -> Run:
         """Reopen a run directory; its saved configuration wins, except the model options given
         now (another model may carry on; credentials kept out of run.json come back this way)."""
         run_dir = RunDir.open(path)
@@ -116,11 +125,11 @@ class Run:
         config = dataclasses.replace(saved, backend=backend or saved.backend,
                                      model=model_name or saved.model,
                                      base_url=base_url or saved.base_url)
-        model = models.resolve_model(config.backend, config.model, config.base_url)
+        model = model or models.resolve_model(config.backend, config.model, config.base_url)
         task = build_task(config)
-        checker = build_checker(task, config)
+        checker, owned = _checker_and_pool(task, config, workers)
         return cls(config, model, task, checker, run_dir, load_history(run_dir, task, checker),
-                   resumed=True)
+                   resumed=True, owned=owned)
 
     @property
     def resume_command(self) -> str:
@@ -139,6 +148,9 @@ class Run:
         except KgenError as exc:
             self.close(f"stopped: {exc}")
             raise
+        finally:
+            if self.owned is not None:
+                self.owned.close()
         return self.finish(trajectory)
 
     def finish(self, trajectory: Trajectory, status: str = "finished") -> RunSummary:
@@ -211,7 +223,20 @@ def _fix_task(config: RunConfig, arch: Arch) -> Task:
     return Task("fix", arch, spec, dtype, source, path)
 
 
-def build_checker(task: Task, config: RunConfig) -> Checker:
+def _checker_and_pool(task: Task, config: RunConfig,
+                      workers: Workers | None) -> tuple[Checker, WorkerPool | None]:
+    """The checker, judging on `workers`, else on a warm pool of the run's own (returned, so the
+    run closes it), else (fresh_workers) on a new worker per candidate."""
+    owned = None
+    if workers is None and config.fresh_workers:
+        workers = FreshWorkers(config.unsafe_no_sandbox)  # one at a time, as before the pool
+    elif workers is None and not config.no_gpu:
+        owned = WorkerPool.local(unsafe=config.unsafe_no_sandbox)  # starts nothing until used
+        workers = owned
+    return build_checker(task, config, workers), owned
+
+
+def build_checker(task: Task, config: RunConfig, workers: Workers | None = None) -> Checker:
     """Compile settings and the GPU evaluator, with a plain note on what the GPU can do here."""
     if task.spec is None:
         return Checker(gpu_note="the file's op is unknown: it is compiled, not validated")
@@ -223,7 +248,8 @@ def build_checker(task: Task, config: RunConfig) -> Checker:
     options = EvalOptions.quick(task.spec, unsafe_no_sandbox=config.unsafe_no_sandbox)
 
     def evaluator(compiled: CompileResult, contract: Contract, task: Task) -> Evaluation:
-        result = evaluate(compiled, contract, task.spec, task.arch, options=options)
+        result = evaluate(compiled, contract, task.spec, task.arch, options=options,
+                          workers=workers)
         return result if result is not None else Evaluation("crash", "the GPU could not run it")
 
     return Checker(evaluator, embed_ptx=how.embed_ptx,

@@ -25,6 +25,12 @@ def _builtin(**settings: Any) -> Model:
     return BuiltinModel()
 
 
+def _builtin_random(**settings: Any) -> Model:
+    from kgen.models.builtin import RandomAuthorModel
+
+    return RandomAuthorModel(int(settings.get("seed") or 0))
+
+
 def _openai(**settings: Any) -> Model:
     from kgen.models.openai_backend import OpenAIModel
 
@@ -48,7 +54,8 @@ def _scripted(**settings: Any) -> Model:
 
 
 _BUILTINS: dict[str, Callable[..., Model]] = {
-    "builtin": _builtin, "openai": _openai, "scripted": _scripted}
+    "builtin": _builtin, "builtin-random": _builtin_random, "openai": _openai,
+    "scripted": _scripted}
 
 
 def _plugins() -> dict[str, Any]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 
 from kgen.author import fixer
-from kgen.author.search import propose
+from kgen.author.sample import propose_random
+from kgen.author.search import Proposal, propose
 from kgen.author.space import render, templates_for
 from kgen.loop.attempt import Attempt
 from kgen.loop.task import Task
@@ -34,8 +35,31 @@ class BuiltinModel:
         return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
 
 
-def author_reply(task: Task, history: tuple[Attempt, ...]) -> tuple[str, str | None]:
-    """The next gemm candidate with its reason, or a give-up message."""
+class RandomAuthorModel:
+    """`builtin-random`: the builtin templates, each next configuration drawn at random (seeded)
+    from the whole valid space, ignoring the feedback: what the search is compared against."""
+
+    is_language_model = False
+
+    def __init__(self, seed: int = 0):
+        self.seed = seed
+        self.name = "builtin-random"
+
+    def describe(self) -> str:
+        return (f"builtin-random: the builtin templates sampled uniformly at random (seed "
+                f"{self.seed}), not a language model and not the search")
+
+    def complete(self, request: Request) -> Reply:
+        started = time.monotonic()
+        text, give_up = author_reply(request.task, request.history, lambda arch, dtype, history:
+                                     propose_random(arch, dtype, history, self.seed))
+        return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
+
+
+def author_reply(task: Task, history: tuple[Attempt, ...],
+                 strategy=propose) -> tuple[str, str | None]:
+    """The next gemm candidate with its reason, or a give-up message; `strategy(arch, dtype,
+    history) -> Proposal` picks the configuration (the search, or random sampling)."""
     op = task.spec.name if task.spec else "(no op)"
     dtype = task.dtype or "float32"
     if op != "gemm":
@@ -43,11 +67,12 @@ def author_reply(task: Task, history: tuple[Attempt, ...]) -> tuple[str, str | N
     if not templates_for(task.arch, dtype):
         return "", (f"the builtin author has no gemm template for {dtype} on {task.arch.name}; "
                     f"{ADVICE}")
-    proposal = propose(task.arch, dtype, history)
+    proposal: Proposal = strategy(task.arch, dtype, history)
     if proposal.params is None:
         return "", f"{proposal.reason}; {ADVICE} to search further"
     source = render(proposal.params, dtype)
-    text = (f"builtin author (rule-based templates + search, not a language model): "
+    how = "search" if strategy is propose else "random sampling"
+    text = (f"builtin author (rule-based templates + {how}, not a language model): "
             f"{proposal.params.template} template for {dtype} on {task.arch.name}.\n\n"
             f"Reason: {proposal.reason}\n\n```cuda\n{source}```\n")
     return text, None

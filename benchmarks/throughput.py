@@ -1,0 +1,107 @@
+"""Candidates per minute, before and after the warm workers: the builtin search and a scripted
+model each write N gemm float32 candidates on the local GPU in three modes: `fresh` (a new
+sandboxed worker per candidate, one candidate per round: the path before the pool, still
+`--fresh-workers`), `warm` (the pool, one candidate per round) and `warm-k2` (the pool, rounds of 2
+candidates asked, compiled and judged concurrently). Prints one row per model and mode:
+
+    model     mode     K  cands  wall s  cands/min  compile s  check s  check beyond timing s
+
+`check s` is the median time from handing a compiled candidate to the workers to its verdict;
+`beyond timing` subtracts the timing budget (0.5 s at the first bench size in loop rounds): the
+issue's target is < 1.5 s. Each (model, mode) compiles into a cache of its own, so both pay the
+same compiles. About 2 minutes on an H200 with the defaults:
+
+    python -m benchmarks.throughput [--candidates 4] [--out throughput.json]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from kgen.arch import local_gpu
+from kgen.gpu.evaluate import EvalOptions
+from kgen.loop.session import Run, RunConfig
+from kgen.models.builtin import BuiltinModel
+from kgen.models.scripted import ScriptedModel
+from kgen.ops import load_op
+
+SPEC = load_op("gemm")
+BUDGET_S = EvalOptions.quick(SPEC).bench_budget_s * len(SPEC.bench_sizes[:1])
+
+
+def scripted(count: int) -> ScriptedModel:
+    """Replies carrying the shipped float32 reference kernels of gemm, in turn."""
+    sources = [p.read_text() for p in SPEC.reference_kernels() if "dtype=float32" in
+               p.read_text().splitlines()[0]]
+    return ScriptedModel([f"A reference kernel.\n\n```cuda\n{sources[i % len(sources)]}```\n"
+                          for i in range(count)])
+
+
+MODES = (("fresh", True, 1), ("warm", False, 1), ("warm-k2", False, 2))
+
+
+def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> dict:
+    """One run of `count` candidates in this mode; what it took per candidate. (With K=2 the
+    builtin search picks its candidates with less feedback, so its kernels may differ.)"""
+    _, fresh, per_round = next(m for m in MODES if m[0] == mode)
+    model = BuiltinModel() if model_name == "builtin" else scripted(count)
+    config = RunConfig("generate", arch, op="gemm", dtype="float32",
+                       rounds=-(-count // per_round), candidates=per_round, patience=10_000,
+                       fresh_workers=fresh)
+    os.environ["KGEN_CACHE_DIR"] = str(base / f"cache-{model_name}-{mode}")
+    run = Run.start(config, base / f"run-{model_name}-{mode}", model)
+    busy = run.owned
+    started = time.monotonic()
+    summary = run.execute()
+    wall = time.monotonic() - started
+    attempts = [json.loads(x) for x in (run.run_dir.path / "results.jsonl").read_text()
+                .splitlines()]
+    compiles = [a["compile"]["seconds"] for a in attempts if a["compile"]]
+    checks = [a["evaluation"]["seconds"] for a in attempts if a["evaluation"]]
+    return {"model": model_name, "mode": mode, "k": per_round, "candidates": len(attempts),
+            "verdicts": [a["status"] for a in attempts],
+            "wall_s": round(wall, 2), "per_minute": round(60 * len(attempts) / wall, 1),
+            "compile_s": round(statistics.median(compiles), 2) if compiles else None,
+            "check_s": round(statistics.median(checks), 2) if checks else None,
+            "beyond_timing_s": round(statistics.median(checks) - BUDGET_S, 2) if checks
+            else None, "workers": busy.busy() if busy is not None else [],
+            "stop_reason": summary.stop_reason}
+
+
+@click.command()
+@click.option("--candidates", default=4, show_default=True, type=click.IntRange(2, 100))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the rows as JSON here.")
+def main(candidates: int, out: Path | None) -> None:
+    found = local_gpu()
+    if found is None:
+        raise click.ClickException("no GPU here: this measures the GPU check path")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kgen-throughput-") as tmp:
+        for model_name in ("builtin", "scripted"):
+            for mode, _, _ in MODES:
+                rows.append(measure(model_name, mode, candidates, found[1].name, Path(tmp)))
+                click.echo(f"  {rows[-1]['model']} {rows[-1]['mode']}: {rows[-1]['verdicts']}",
+                           err=True)
+    click.echo(f"{found[0]}, {found[1].name}; gemm float32; timing budget {BUDGET_S:g} s per "
+               "candidate; medians per candidate")
+    click.echo(f"{'model':9} {'mode':8} {'K':>2} {'cands':>5} {'wall s':>7} {'cands/min':>9} "
+               f"{'compile s':>9} {'check s':>7} {'check beyond timing s':>21}")
+    for r in rows:
+        click.echo(f"{r['model']:9} {r['mode']:8} {r['k']:>2} {r['candidates']:>5} "
+                   f"{r['wall_s']:>7} "
+                   f"{r['per_minute']:>9} {r['compile_s']!s:>9} {r['check_s']!s:>7} "
+                   f"{r['beyond_timing_s']!s:>21}")
+    if out is not None:
+        out.write_text(json.dumps({"gpu": found[0], "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""A stand-in for `python -m kgen.sandbox.worker --serve`: the same protocol, no GPU.
+
+The candidate's "binary" says what to do: pass, wrong, launch (launch_error), crash (then exit, as
+the real worker does), die (exit without a result), hang, sleep (0.4 s, then pass). Every answer
+names the process that gave it, so tests can tell a warm worker from a fresh one.
+Arguments: LOG_DIR (where each process notes its pid, CUDA_VISIBLE_DEVICES and the peaks it was
+handed), and `--canary=fail` to make the start-up canary fail.
+"""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+work = Path.cwd()
+
+
+def write(path: Path, data: dict) -> None:
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+with open(Path(sys.argv[1]) / f"{os.getpid()}.json", "w") as env:
+    json.dump({"pid": os.getpid(), "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+               "peaks": (work / "peaks.json").read_text() if (work / "peaks.json").exists()
+               else None}, env)
+canary = "fail" if "--canary=fail" in sys.argv else "pass"
+write(work / "ready" / "result.json", {"verdict": "pass" if canary == "pass" else "wrong",
+                                       "message": f"canary {canary}", "device": "stand-in"})
+if canary != "pass":
+    sys.exit(0)
+served = 0
+while line := sys.stdin.readline():
+    kind, _, name = line.strip().partition(" ")
+    job = work / name
+    if kind == "canary":
+        write(job / "result.json", {"verdict": "pass", "message": "canary", "device": "stand-in"})
+        continue
+    what = (job / "kernel.cubin").read_bytes().decode()
+    served += 1
+    if what == "hang":
+        time.sleep(1000)
+    if what == "die":
+        print("the stand-in dies", flush=True)
+        os._exit(3)
+    if what == "sleep":
+        time.sleep(0.4)
+    verdict = {"crash": "crash", "wrong": "wrong", "launch": "launch_error"}.get(what, "pass")
+    write(job / "result.json", {"verdict": verdict, "message": f"pid={os.getpid()} "
+                                f"served={served}", "extra": {"peaks": {"bandwidth:": 4.2e12}}})
+    if verdict == "crash":
+        os._exit(0)

@@ -1,0 +1,70 @@
+"""On a GPU: one warm worker judges candidate after candidate, through a crash (illegal address)
+and a hung kernel in the middle: each gets its verdict, its worker is replaced, and the next
+candidate is still judged correctly; a warm candidate's check costs little beyond its timing."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from kgen.arch import local_gpu
+from kgen.compile import compile_source
+from kgen.gpu.evaluate import EvalOptions, evaluate
+from kgen.gpu.pool import WorkerPool
+from kgen.loop.candidate import parse_contract
+from kgen.ops import load_op
+
+pytestmark = pytest.mark.gpu
+
+CHEATS = Path(__file__).parent / "data" / "cheats"
+SPEC = load_op("gemm")
+FAST = EvalOptions(bench_sizes=(), kernel_timeout_s=3.0, timeout_s=120.0)
+SEQUENCE = ["correct_tiled.cu", "correct_two_launch.cu", "illegal_address.cu",
+            "correct_tiled.cu", "edge_bug.cu", "endless_loop.cu", "correct_f16_naive.cu"]
+
+
+def judge(pool: WorkerPool, name: str, options: EvalOptions = FAST):
+    arch = local_gpu()[1]
+    source = (CHEATS / name).read_text()
+    contract, problems = parse_contract(source, SPEC)
+    assert contract is not None, problems
+    compiled = compile_source(source, arch)
+    assert compiled.ok, compiled.summary
+    result = evaluate(compiled, contract, SPEC, arch, options=options, workers=pool)
+    assert result is not None
+    return result
+
+
+def expected(name: str) -> str:
+    return re.search(r"^// expect-verdict: (\w+)", (CHEATS / name).read_text(), re.M).group(1)
+
+
+def test_a_warm_worker_serves_candidates_through_a_crash_and_a_hang():
+    with WorkerPool.local() as pool:
+        results = [judge(pool, name) for name in SEQUENCE]
+        for name, result in zip(SEQUENCE, results, strict=True):
+            print(f"{name}: {result.verdict} ({result.extra.get('wall_s')} s, worker "
+                  f"{result.extra.get('worker')}, warm {result.extra.get('warm')})")
+        assert [r.verdict for r in results] == [expected(n) for n in SEQUENCE]
+        first, second, crash, after, wrong, hung, last = results
+        assert second.extra["warm"] is True  # the same worker served both
+        assert "GPU healthy" in crash.extra["canary"] and "GPU healthy" in hung.extra["canary"]
+        assert after.extra["warm"] is False and wrong.extra["warm"] is True  # replaced once
+        assert "did not finish within 3 s" in hung.message
+        assert last.passed and last.device == first.device
+        (stats,) = pool.busy()
+        assert stats["restarts"] == 2 and stats["candidates"] == len(SEQUENCE)
+
+
+def test_a_warm_check_costs_little_beyond_the_timing_budget():
+    quick = EvalOptions.quick(SPEC)
+    with WorkerPool.local() as pool:
+        judge(pool, "correct_tiled.cu", quick)  # start-up and the peaks, once
+        walls = [judge(pool, "correct_tiled.cu", quick).extra["wall_s"] for _ in range(4)]
+    overhead = statistics.median(walls) - quick.bench_budget_s
+    print(f"warm checks: {walls} s; beyond the {quick.bench_budget_s} s timing budget: "
+          f"{overhead:.2f} s")
+    assert overhead < 2.5

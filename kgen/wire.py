@@ -17,6 +17,10 @@ from kgen.spec import OpSpec
 REQUEST_FILE = "request.json"
 RESULT_FILE = "result.json"
 BINARY_FILE = "kernel.cubin"  # a cubin, or a fatbin carrying PTX
+# Profile and sanitize modes (one launch under ncu or compute-sanitizer): what the worker did,
+# and the address range of every buffer it allocated (to name the buffer a bad address is in).
+PROBE_FILE = "probe.json"
+PROFILE_WARMUP = 2  # launches of the whole contract before the one ncu measures
 
 
 @dataclass(frozen=True)

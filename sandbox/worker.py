@@ -1,9 +1,10 @@
-"""The worker process: `python -m kgen.sandbox.worker [--canary] WORKDIR`.
+"""The worker process: `python -m kgen.sandbox.worker [--canary | --mode MODE] WORKDIR`.
 
 Spawned fresh for every candidate (never forked from a process with CUDA). Reads req.json and
 kernel.cubin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
 broken CUDA context can never stall the teardown. Imports only the standard library, torch, cupy
-and kgen's shared types.
+and kgen's shared types. MODE profile or sanitize runs one launch of the candidate under ncu or
+compute-sanitizer instead (probe.py).
 """
 
 from __future__ import annotations
@@ -74,8 +75,13 @@ def evaluate(workdir: Path) -> Evaluation:
                                            info["clock_hz"], timing.measure_bandwidth()),
                         measured_flops=timing.measure_matmul_rate(req.dtype))
         for i, sizes in enumerate(req.bench_sizes):
-            timings.append(timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
-                                         req.bench_budget_s, req.kernel_timeout_s, peaks))
+            try:
+                timings.append(timing.measure(runner, req.spec, req.dtype, sizes,
+                                             req.seed + 31 * i, req.bench_budget_s,
+                                             req.kernel_timeout_s, peaks))
+            except Rejected as rejected:
+                rejected.sizes = rejected.sizes or dict(sizes)
+                raise
         checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}, "
                       f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
     if req.revalidate_sizes:
@@ -119,11 +125,19 @@ def _classify(exc: BaseException) -> Evaluation:
 def main(argv: list[str]) -> None:
     canary = "--canary" in argv
     workdir = Path([a for a in argv if not a.startswith("--")][-1])
+    mode = argv[argv.index("--mode") + 1] if "--mode" in argv else "evaluate"
+    if mode in ("profile", "sanitize"):  # one launch under ncu or compute-sanitizer
+        from kgen.sandbox import probe
+
+        probe.run(workdir, mode)
+        sys.stdout.flush()
+        os._exit(0)
     start = time.monotonic()
     try:
         result = run_canary() if canary else evaluate(workdir)
-    except Rejected as rejected:
-        result = Evaluation(rejected.verdict, rejected.message)
+    except Rejected as rejected:  # the sizes it failed at: where the sanitizer re-runs it
+        result = Evaluation(rejected.verdict, rejected.message,
+                            extra={"sizes": rejected.sizes} if rejected.sizes else {})
     except Exception as exc:  # anything else is still a verdict, never a traceback in the loop
         result = _classify(exc)
     data = result.to_json()

@@ -1,0 +1,72 @@
+"""Where NaN the kernel computed came from. The inputs are finite and their guard bands hold a NaN
+pattern, so a computed NaN in the outputs usually means a read outside an input. Re-running the
+same launch with one guard band at a time made finite (zeros) names the band: the one whose
+change makes NaN disappear is the one the kernel read.
+
+Only the worker imports this module (it launches kernels).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kgen.sandbox import poison as patterns
+from kgen.sandbox.launch import Buffer, Runner, poison, wait
+from kgen.sandbox.rejected import Rejected
+
+
+def computed_nonfinite(buffers: dict[str, Buffer]) -> int:
+    """NaN/inf in the outputs that is neither the output poison nor a guard pattern."""
+    import torch
+
+    total = 0
+    for buf in buffers.values():
+        t = buf.data
+        if buf.role != "output" or not t.is_floating_point():
+            continue
+        made = ~torch.isfinite(t) & ~patterns.holds(t, patterns.OUTPUT) \
+            & ~patterns.holds(t, patterns.GUARD)
+        total += int(made.sum())
+    return total
+
+
+def explained(rejected: Rejected, runner: Runner, calls: list[tuple],
+              buffers: dict[str, Buffer], timeout_s: float) -> Rejected:
+    """The same rejection, its message extended with which guard band the NaN came from."""
+    if rejected.verdict != "wrong" or not computed_nonfinite(buffers):
+        return rejected
+    try:
+        text = _attribute(runner, calls, buffers, timeout_s)
+    except Rejected:  # the re-run itself failed: keep the first verdict and its words
+        return rejected
+    return Rejected(rejected.verdict, f"{rejected.message}; {text}", rejected.sizes)
+
+
+def _attribute(runner: Runner, calls: list[tuple], buffers: dict[str, Buffer],
+               timeout_s: float) -> str:
+    base = _rerun(runner, calls, buffers, timeout_s)
+    if not base:  # NaN only on some runs: a race or uninitialized memory, not the guards
+        return "the NaN did not come back on a re-run: a race or uninitialized memory"
+    found = []
+    for buf in (b for b in buffers.values() if b.role == "input"):
+        for side, words in (("after", "past the end"), ("before", "before the start")):
+            buf.band(side).zero_()
+            left = _rerun(runner, calls, buffers, timeout_s)
+            buf.arm()
+            if left < base:
+                found.append(f"{words} of {buf.name}")
+    _rerun(runner, calls, buffers, timeout_s)  # leave the outputs as the failing run made them
+    if found:
+        return (f"the NaN disappear when the guard band {' / '.join(found)} holds zeros "
+                f"instead: the kernel reads {' and '.join(found)} (check the bounds of those "
+                "loads)")
+    return ("the NaN stay when every input guard band holds zeros: they do not come from "
+            "reading past the inputs; look for uninitialized shared memory or registers")
+
+
+def _rerun(runner: Runner, calls: list[tuple], buffers: dict[str, Buffer],
+           timeout_s: float) -> Any:
+    poison(buffers)
+    runner.launch(calls)
+    wait("a diagnostic re-run", timeout_s)
+    return computed_nonfinite(buffers)

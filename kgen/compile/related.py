@@ -70,7 +70,7 @@ def _const_notes(d: Diagnostic, source: str) -> list[str]:
     # comma or parenthesis ends one declarator, so `const float* A, float* C` leaves C alone.
     pattern = re.compile(rf"\bconst\b[^;{{}}=,()]*?[\s*&]{re.escape(name)}\b")
     code = scan.code_lines(source)
-    for line in range(d.line, 0, -1):
+    for line in range(d.line or 0, 0, -1):
         if m := pattern.search(code[line - 1]):
             decl = _clip(" ".join(source.splitlines()[line - 1].split()), 120)
             if "*" not in m.group(0):
@@ -95,7 +95,7 @@ def _earlier_notes(d: Diagnostic, source: str) -> list[str]:
     name = _name_at(text, (d.column or 1) - 1)
     if name is None:
         return []
-    here = signature_at(source, d.line, name)
+    here = signature_at(source, d.line or 0, name)
     arity = count_arguments(here, here.find("("))
     earlier = [n for n in declarations(source, name, before=d.line, skip=d.line)
                if count_arguments(sig := signature_at(source, n, name), sig.find("(")) == arity]

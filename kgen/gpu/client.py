@@ -29,9 +29,10 @@ _CANNOT_START = ("No module named", "can't open file", "execvp", "No such file o
                  f"'{sys.executable}'", "error while loading shared libraries")
 
 
-def worker_command(workdir: Path, canary: bool = False) -> list[str]:
+def worker_command(workdir: Path, canary: bool = False, mode: str | None = None) -> list[str]:
+    """`python -m kgen.sandbox.worker`; mode profile|sanitize: one launch under a wrapping tool."""
     return [sys.executable, "-m", "kgen.sandbox.worker", *(["--canary"] if canary else []),
-            str(workdir)]
+            *(["--mode", mode] if mode else []), str(workdir)]
 
 
 def worker_env(workdir: Path) -> dict[str, str]:

@@ -70,6 +70,7 @@ class Profile:
     others: tuple[str, ...] = ()  # the other launches of a multi-launch candidate
     missing: tuple[str, ...] = ()  # metrics ncu did not return
     error: str = ""  # why there is no profile (no ncu, ERR_NVGPUCTRPERM, ...)
+    unavailable: bool = False  # the machine's fault (no ncu, no permission), not the kernel's
     seconds: float = 0.0
 
     @property
@@ -178,6 +179,13 @@ class SanitizerReport:
     error: str = ""
     note: str = ""
     seconds: float = 0.0
+
+    def short(self) -> str:
+        """`memcheck: out-of-bounds __global__ write of 4 bytes, line 11`: for table cells."""
+        if not self.findings:
+            return "sanitizer: not run" if self.error else f"{'/'.join(self.tools)}: clean"
+        first = self.findings[0]
+        return f"{first.tool}: {first.what}" + (f", line {first.line}" if first.line else "")
 
     def describe(self, source: str = "", most: int = 4) -> str:
         where = " ".join(f"{k}={v}" for k, v in self.sizes.items())

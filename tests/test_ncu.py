@@ -122,7 +122,8 @@ def fake_ncu(monkeypatch, tmp_path):
 def test_no_permission_is_reported_once_and_remembered(fake_ncu):
     calls = fake_ncu((DATA / "no_permission.txt").read_text())
     first = profile.collect(_request(), b"cubin")
-    assert "ERR_NVGPUCTRPERM" in first.error and "NVreg_RestrictProfilingToAdminUsers" in first.error
+    assert "ERR_NVGPUCTRPERM" in first.error
+    assert "NVreg_RestrictProfilingToAdminUsers" in first.error
     again = profile.collect(_request(), b"cubin")
     assert again.error == first.error and len(calls) == 1  # not tried a second time
     assert again.describe().startswith("profile  none: no permission")

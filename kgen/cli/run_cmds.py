@@ -12,6 +12,24 @@ import click
 from kgen.errors import KgenError, UsageError
 
 
+def with_check_options(func):
+    """--profile/--no-profile and --sanitize/--no-sanitize (generate, fix, bench)."""
+    for option in reversed(_check_options()):
+        func = option(func)
+    return func
+
+
+def _check_options() -> list:
+    return [
+        click.option("--profile/--no-profile", default=True, show_default=True,
+                     help="Profile each passing candidate once with Nsight Compute (ncu) and "
+                          "feed the summary back, where ncu works."),
+        click.option("--sanitize/--no-sanitize", default=True, show_default=True,
+                     help="Re-run a wrong or crashing candidate under compute-sanitizer at its "
+                          "smallest failing size and feed the findings back."),
+    ]
+
+
 def _model_options(func):
     """--model/--base-url/--backend/--prompt-set and the run options generate and fix share."""
     options = [
@@ -34,6 +52,7 @@ def _model_options(func):
         click.option("--no-gpu", is_flag=True, help="Compile only, even if a GPU is present."),
         click.option("--unsafe-no-sandbox", is_flag=True,
                      help="Run candidates without bubblewrap isolation (not recommended)."),
+        *_check_options(),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON summary on stdout (ok, best, attempts, validated, "
                           "run_dir)."),
@@ -105,7 +124,7 @@ def fix(file, arch, output, in_place, max_attempts, **common) -> None:
 
 
 def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
-         unsafe_no_sandbox, as_json):
+         unsafe_no_sandbox, as_json, profile, sanitize):
     """Start or resume the run, execute it with progress on stderr, print the summary."""
     import dataclasses
 
@@ -120,7 +139,8 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
     else:
         config = dataclasses.replace(config, backend=backend, model=model_name,
                                      base_url=base_url, prompt_set=prompt_set, no_gpu=no_gpu,
-                                     unsafe_no_sandbox=unsafe_no_sandbox)
+                                     unsafe_no_sandbox=unsafe_no_sandbox, profile=profile,
+                                     sanitize=sanitize)
         run = Run.start(config, out)
     progress.header(run)
     try:

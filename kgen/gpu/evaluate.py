@@ -16,6 +16,7 @@ from kgen.arch import Arch, can_run_on, local_gpu
 from kgen.compile import CompileResult
 from kgen.contract import Contract
 from kgen.errors import EnvironmentProblem
+from kgen.findings import Profile
 from kgen.gpu import client, profile, sanitizer
 from kgen.spec import OpSpec
 from kgen.verdict import Evaluation, Verdict
@@ -144,6 +145,20 @@ def extra_checks(result: Evaluation, request: EvalRequest, compiled: CompileResu
                                  unsafe=options.unsafe_no_sandbox)
         return replace(result, sanitizer=report)
     return result
+
+
+def profile_only(compile_result: CompileResult, contract: Contract, spec: OpSpec, arch: Arch, *,
+                 options: EvalOptions | None = None) -> Profile | None:
+    """One launch under Nsight Compute at the first bench size, no validation (`kgen profile`);
+    None when it cannot run here."""
+    how = plan(arch)
+    if not how.runnable or compile_result.cubin is None:
+        return None
+    options = options or EvalOptions()
+    request = make_request(spec, contract, options)
+    return profile.collect(replace(request, bench_sizes=request.bench_sizes[:1]),
+                           compile_result.cubin, timeout_s=options.profile_timeout_s,
+                           unsafe=options.unsafe_no_sandbox)
 
 
 def make_request(spec: OpSpec, contract: Contract, options: EvalOptions) -> EvalRequest:

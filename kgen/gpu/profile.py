@@ -44,14 +44,16 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
     started = time.monotonic()
     exe = toolkit.tool("ncu")
     if exe is None:
-        return Profile(error="ncu (Nsight Compute) not found on PATH or beside nvcc")
+        return Profile(error="ncu (Nsight Compute) not found on PATH or beside nvcc",
+                       unavailable=True)
     if _unusable:
-        return Profile(error=_unusable)
+        return Profile(error=_unusable, unavailable=True)
     run = wrapped.run(command(str(exe), request.contract), request, binary, "profile",
                       timeout_s=timeout_s, unsafe=unsafe)
     result = read(run, request)
     if result.error and any(m in run.text + run.output for m in _PERMISSION):
         _unusable = result.error
+        result = replace(result, unavailable=True)
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 

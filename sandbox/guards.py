@@ -1,7 +1,7 @@
 """Where NaN the kernel computed came from. The inputs are finite and their guard bands hold a NaN
 pattern, so a computed NaN in the outputs usually means a read outside an input. Re-running the
-same launch with one guard band at a time made finite (zeros) names the band: the one whose
-change makes NaN disappear is the one the kernel read.
+same launch with the guard bands made finite (zeros), then with one band at a time NaN again,
+names the bands the kernel reads.
 
 Only the worker imports this module (it launches kernels).
 """
@@ -44,22 +44,32 @@ def explained(rejected: Rejected, runner: Runner, calls: list[tuple],
 
 def _attribute(runner: Runner, calls: list[tuple], buffers: dict[str, Buffer],
                timeout_s: float) -> str:
+    """Zero every input guard band: if the NaN go, re-arm one band at a time (the others zero);
+    a band whose NaN comes back is one the kernel reads. One band at a time on its own would miss
+    a kernel that reads past two inputs (zeros in A's band times NaN from B's is still NaN)."""
+    inputs = [b for b in buffers.values() if b.role == "input"]
+    bands = [(b, side) for b in inputs for side in ("after", "before")]
     base = _rerun(runner, calls, buffers, timeout_s)
     if not base:  # NaN only on some runs: a race or uninitialized memory, not the guards
         return "the NaN did not come back on a re-run: a race or uninitialized memory"
+    for buf, side in bands:
+        buf.band(side).zero_()
+    quiet = _rerun(runner, calls, buffers, timeout_s)
     found = []
-    for buf in (b for b in buffers.values() if b.role == "input"):
-        for side, words in (("after", "past the end"), ("before", "before the start")):
+    if quiet < base:
+        for buf, side in bands:
+            patterns.fill(buf.band(side), patterns.GUARD)
+            if _rerun(runner, calls, buffers, timeout_s) > quiet:
+                found.append(f"{'past the end' if side == 'after' else 'before the start'} "
+                             f"of {buf.name}")
             buf.band(side).zero_()
-            left = _rerun(runner, calls, buffers, timeout_s)
-            buf.arm()
-            if left < base:
-                found.append(f"{words} of {buf.name}")
+    for buf in inputs:
+        buf.arm()
     _rerun(runner, calls, buffers, timeout_s)  # leave the outputs as the failing run made them
     if found:
-        return (f"the NaN disappear when the guard band {' / '.join(found)} holds zeros "
-                f"instead: the kernel reads {' and '.join(found)} (check the bounds of those "
-                "loads)")
+        return (f"the NaN disappear when the inputs' guard bands hold zeros instead, and come "
+                f"back with the band {' / '.join(found)}: the kernel reads "
+                f"{' and '.join(found)} (check the bounds of those loads)")
     return ("the NaN stay when every input guard band holds zeros: they do not come from "
             "reading past the inputs; look for uninitialized shared memory or registers")
 

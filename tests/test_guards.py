@@ -116,3 +116,22 @@ def test_nan_not_from_the_guards_says_so():
 def test_other_rejections_pass_through_unchanged():
     rejected = Rejected("crash", "illegal address", {"M": 1})
     assert guards.explained(rejected, None, [], {}, 1.0) is rejected  # type: ignore[arg-type]
+
+
+class ReadsPastBoth:
+    """A stand-in kernel that reads one element past the end of A and of B into one product:
+    zeroing either band alone leaves NaN (0 * NaN), so both must be named."""
+
+    def __init__(self, buffers):
+        self.buffers = buffers
+
+    def launch(self, calls):
+        a, b, c = (self.buffers[n] for n in "ABC")
+        c.data.copy_(a.data @ b.data)
+        c.data[-1, -1] += a.flat[GUARD + a.data.numel()] * b.flat[GUARD + b.data.numel()]
+
+
+def test_reads_past_two_inputs_name_both():
+    first, runner, buffers = _fail(ReadsPastBoth)
+    told = guards.explained(first, runner, [], buffers, timeout_s=1.0)
+    assert "the kernel reads past the end of A and past the end of B" in told.message

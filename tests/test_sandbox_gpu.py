@@ -16,7 +16,6 @@ from kgen.cli.gpu_cmds import bench
 from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.loop.candidate import parse_contract
-from kgen.loop.task import Task
 from kgen.ops import load_op
 
 pytestmark = pytest.mark.gpu
@@ -26,8 +25,10 @@ SPEC = load_op("gemm")
 ALL = sorted(CHEATS.glob("*.cu"))
 FAULTS = [p for p in ALL if not p.name.startswith("correct_")]
 CORRECT = [p for p in ALL if p.name.startswith("correct_")]
-# Validation only for the cheats (fast); a generous wall limit, a short per-kernel limit.
-CHEAT_OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0)
+# Validation only for the cheats (fast); a generous wall limit, a short per-kernel limit; the
+# sanitizer and the profiler have their own tests (test_feedback_gpu.py).
+CHEAT_OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0, profile=False,
+                            sanitize=False)
 
 
 def expected(path: Path) -> str:
@@ -45,8 +46,7 @@ def run(path: Path, options: EvalOptions, arch: str | None = None, embed_ptx: bo
     assert contract is not None, problems
     compiled = compile_source(source, target, embed_ptx=embed_ptx)
     assert compiled.ok, compiled.summary
-    task = Task("bench", target, SPEC, contract.dtype, source, path)
-    result = evaluate(compiled, contract, task, options=options)
+    result = evaluate(compiled, contract, SPEC, target, options=options)
     assert result is not None
     return result
 
@@ -71,7 +71,7 @@ def test_descriptions_say_what_is_wrong():
 
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
 def test_correct_kernels_pass_and_are_timed_after_the_faults(path):
-    result = run(path, EvalOptions.quick(SPEC))
+    result = run(path, EvalOptions.quick(SPEC, profile=False))
     print(f"{path.stem}: {result.verdict}: {result.message} {result.timings}")
     assert result.verdict == "pass", result.message
     (timing,) = result.timings

@@ -60,7 +60,8 @@ class Profile:
     waves: float | None = None
     conflicts_ld: float | None = None
     conflicts_st: float | None = None
-    conflict_ratio: float | None = None  # conflicts / shared wavefronts (0 = none)
+    conflict_ratio: float | None = None  # conflicts / wavefronts of shared loads or stores,
+    #                                      the worse of the two (0 none, 0.97 32-way)
     tensor: float | None = None  # % of peak tensor pipe (HMMA and HGMMA)
     issue: float | None = None  # % of issue slots used
     stalls: tuple[tuple[str, float], ...] = ()  # largest first, % of warp cycles
@@ -102,14 +103,17 @@ class Profile:
         occ = (f"  occupancy {_pct(self.occupancy)} achieved of {_pct(self.occupancy_limit)} "
                f"theoretical" + (f" (limited by {self.limiter})" if self.limiter else "")
                + (f", {self.registers} registers/thread" if self.registers else "")
-               + (f"; {self.waves:.2g} waves" if self.waves is not None else ""))
+               + (f"; {_waves(self.waves)} waves" if self.waves is not None else ""))
         lines.append(occ)
-        if self.conflicts_ld is not None or self.conflicts_st is not None:
-            share = (f" = {self.conflict_ratio:.0%} of shared wavefronts"
+        if not (self.conflicts_ld or self.conflicts_st):
+            if self.conflicts_ld is not None or self.conflicts_st is not None:
+                lines.append("  shared-memory bank conflicts: none")
+        else:
+            share = (f" (worse side: {self.conflict_ratio:.0%} of its wavefronts)"
                      if self.conflict_ratio is not None else "")
             lines.append(f"  shared-memory bank conflicts: {_count(self.conflicts_ld)} on loads, "
                          f"{_count(self.conflicts_st)} on stores{share}"
-                         + (" (significant: pad or swizzle the shared tile)"
+                         + ("; significant: pad or swizzle the shared tile"
                             if self.bank_conflicts else ""))
         if self.stalls:
             lines.append("  top stalls: " + ", ".join(f"{n} {v:.0f}%" for n, v in self.stalls))
@@ -155,8 +159,8 @@ class Finding:
 
     def describe(self, source: str = "") -> str:
         at = f"line {self.line}" if self.line else (f"{self.file or 'no source line'}")
-        if self.other_line:
-            at += f" against line {self.other_line}"
+        if self.other_line and self.line:
+            at = f"lines {self.line} and {self.other_line}"
         who = f", thread {self.thread} block {self.block}" if self.thread else ""
         many = f" [x{self.count}]" if self.count > 1 else ""
         text = f"sanitizer  {self.tool}: {self.what} at {at}{who}"
@@ -218,6 +222,10 @@ def _pct(value: float | None) -> str:
 
 def _pairs(*items: tuple[str, float | None]) -> str:
     return ", ".join(f"{name} {_pct(v)}" for name, v in items if v is not None) or "?"
+
+
+def _waves(value: float) -> str:
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
 
 
 def _count(value: float | None) -> str:

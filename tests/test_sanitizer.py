@@ -59,7 +59,7 @@ def test_races_name_both_lines_and_sum_their_hazards():
     assert (second.line, second.other_line, second.count) == (14, 16, 1984)
     assert first.what == "shared-memory race: write vs read"
     text = first.describe((CHEATS / "race_no_sync.cu").read_text())
-    assert "at line 13 against line 16" in text and "\n  16 | for (int k = 0; k < T; ++k)" in text
+    assert "at lines 13 and 16" in text and "\n  16 | for (int k = 0; k < T; ++k)" in text
 
 
 def test_a_race_whose_location_wraps_onto_the_next_line():

@@ -79,11 +79,11 @@ def summarize(row: Mapping[str, str], sizes: dict[str, int], ideal_bytes: int | 
     """One launch's row -> Profile, with its bottleneck class and the numbers behind it."""
     v, missing = values(row)
     cls, at_roof, evidence = classify(v)
-    conflicts = [v["conf_ld"], v["conf_st"]]
-    waves = [v["wave_ld"], v["wave_st"]]
-    ratio = None
-    if None not in waves and sum(w for w in waves if w) > 0:
-        ratio = sum(c or 0.0 for c in conflicts) / sum(w or 0.0 for w in waves)
+    # Conflicts are the extra wavefronts: conflicts / wavefronts is 0 without, 1 - 1/n n-way.
+    # The worse of loads and stores: a few conflicted stores hide in a load-heavy total.
+    sides = [(c or 0.0) / w for c, w in ((v["conf_ld"], v["wave_ld"]), (v["conf_st"], v["wave_st"]))
+             if w]
+    ratio = max(sides) if sides else None
     dram_bytes = (v["dram_read"] or 0) + (v["dram_write"] or 0) if v["dram_read"] is not None \
         else None
     if cls == "memory_dram" and dram_bytes and ideal_bytes:

@@ -187,18 +187,20 @@ class SanitizerReport:
     def short(self) -> str:
         """`memcheck: out-of-bounds __global__ write of 4 bytes, line 11`: for table cells."""
         if not self.findings:
-            return "sanitizer: not run" if self.error else f"{'/'.join(self.tools)}: clean"
+            return "sanitizer: not run" if not self.tools else f"{'/'.join(self.tools)}: clean"
         first = self.findings[0]
         return f"{first.tool}: {first.what}" + (f", line {first.line}" if first.line else "")
 
     def describe(self, source: str = "", most: int = 4) -> str:
         where = " ".join(f"{k}={v}" for k, v in self.sizes.items())
-        if self.error and not self.findings:
+        if not self.tools:
             return f"sanitizer  not run: {self.error}"
+        head = f"sanitizer  {', '.join(self.tools)} at {where}"
         if not self.findings:
-            return (f"sanitizer  {', '.join(self.tools)} at {where}: no invalid access, race or "
-                    "uninitialized read found; the fault is in the arithmetic or the indexing "
-                    "of the values")
+            if self.error:
+                return f"{head}: nothing found ({self.error})"
+            return (f"{head}: no invalid access, race or uninitialized read found; the fault is "
+                    "in the arithmetic or the indexing of the values")
         lines = [f.describe(source) for f in self.findings[:most]]
         if len(self.findings) > most:
             lines.append(f"sanitizer  ... {len(self.findings) - most} more findings")

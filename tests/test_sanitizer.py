@@ -162,3 +162,13 @@ def test_missing_compute_sanitizer_is_a_record(monkeypatch):
     report = sanitizer.check(_request(), b"cubin", "wrong", None)
     assert report.describe() == ("sanitizer  not run: compute-sanitizer not found on PATH or "
                                  "beside nvcc")
+
+
+def test_a_launch_that_never_happened_is_not_called_clean(fake_sanitizer):
+    refused = wrapped.Wrapped("", "", {"error": "launch_error: the binary did not load",
+                                       "launched": False})
+    fake_sanitizer([refused])
+    report = sanitizer.check(_request(), b"cubin", "crash", {"M": 1, "N": 1, "K": 1})
+    text = report.describe()
+    assert "nothing found (the launch under memcheck failed: launch_error" in text
+    assert "no invalid access" not in text

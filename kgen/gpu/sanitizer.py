@@ -88,6 +88,8 @@ def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s
     if not run.probe:
         tail = run.text.strip().splitlines()[-1:] or ["no output"]
         return found, f"{tool} did not run the worker: {tail[0][:300]}"
+    if not found and run.probe.get("error") and not run.probe.get("launched"):
+        return found, f"the launch under {tool} failed: {str(run.probe['error'])[:300]}"
     return found, ""
 
 

@@ -36,7 +36,7 @@ def bench_source(source: str, task: Task, budget_s: float) -> Evaluation:
     if contract is None or not compiled.ok:
         return Evaluation("launch_error", (compiled.summary or str(problems))[:300])
     result = evaluate(compiled, contract, task.spec, task.arch,
-                      options=EvalOptions(bench_budget_s=budget_s))
+                      options=EvalOptions(bench_budget_s=budget_s, profile=False))
     return result or Evaluation("crash", "no GPU")
 
 

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kgen.findings import Profile, SanitizerReport
+
 
 class Verdict(StrEnum):
     PASS = "pass"
@@ -102,6 +104,8 @@ class Evaluation:
     checks: tuple[str, ...] = ()  # what was validated, for the report
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    profile: Profile | None = None  # Nsight Compute summary of a passing candidate
+    sanitizer: SanitizerReport | None = None  # compute-sanitizer findings of a failing one
 
     @property
     def kind(self) -> Verdict:
@@ -111,12 +115,17 @@ class Evaluation:
     def passed(self) -> bool:
         return self.verdict == Verdict.PASS
 
-    def describe(self) -> str:
-        """Records such as `wrong float16 M=127 ...` and `time 4096x4096x4096 ...` for the model."""
+    def describe(self, source: str = "") -> str:
+        """Records such as `wrong float16 M=127 ...`, `time 4096x4096x4096 ...`, `profile ...`
+        and `sanitizer ...` for the model (`source` shows the lines sanitizer findings name)."""
         lines = [f"{self.verdict}  {self.message}".rstrip()]
         if self.note:
             lines.append(f"note  {self.note}")
         lines += [t.describe() for t in self.timings]
+        if self.sanitizer is not None:
+            lines.append(self.sanitizer.describe(source))
+        if self.profile is not None:
+            lines.append(self.profile.describe())
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -132,4 +141,8 @@ class Evaluation:
         timings = tuple(Timing(**t) for t in data.get("timings", ()))
         known = {"verdict", "message", "device", "note", "seconds", "extra"}
         fields = {k: v for k, v in data.items() if k in known}
-        return cls(**fields, timings=timings, checks=tuple(data.get("checks", ())))
+        profile = Profile.from_json(data["profile"]) if data.get("profile") else None
+        sanitizer = (SanitizerReport.from_json(data["sanitizer"]) if data.get("sanitizer")
+                     else None)
+        return cls(**fields, timings=timings, checks=tuple(data.get("checks", ())),
+                   profile=profile, sanitizer=sanitizer)

@@ -21,6 +21,10 @@ BINARY_FILE = "kernel.cubin"  # a cubin, or a fatbin carrying PTX
 # the peaks it measured are handed to its successor on the same GPU in PEAKS_FILE.
 READY_JOB = "ready"
 PEAKS_FILE = "peaks.json"
+# Profile and sanitize modes (one launch under ncu or compute-sanitizer): what the worker did,
+# and the address range of every buffer it allocated (to name the buffer a bad address is in).
+PROBE_FILE = "probe.json"
+PROFILE_WARMUP = 2  # launches of the whole contract before the one ncu measures
 
 
 @dataclass(frozen=True)

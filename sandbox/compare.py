@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kgen.sandbox import poison
+
 # Tile edges to try when asking "are only the partial edge tiles wrong?", largest first.
 _TILES = (256, 128, 64, 32, 16, 8)
 
@@ -20,9 +22,11 @@ class Mismatch:
     total: int
     max_abs: float
     max_rel: float
-    unwritten: int  # NaN left in place where the reference is finite: never written
+    unwritten: int  # the output poison left in place, bit for bit: never written
     where: str  # rows/cols ranges, edge tiles, constant offset ...
     example: str
+    computed: int = 0  # NaN/inf the kernel wrote itself (not the poison, not a guard pattern)
+    guard_copies: int = 0  # an input guard band's exact pattern: copied from outside an input
 
     @property
     def ok(self) -> bool:
@@ -44,7 +48,9 @@ def _num(x: float) -> str:
 
 
 def compare(out: Any, ref: Any, atol: float, rtol: float, name: str = "C") -> Mismatch:
-    """Elementwise |out - ref| <= atol + rtol*|ref|; NaN/inf in out always count as off."""
+    """Elementwise |out - ref| <= atol + rtol*|ref|; NaN/inf in out always count as off. The
+    non-finite ones are told apart by their bits: poison (never written), a guard pattern
+    (copied from outside an input) or computed."""
     import torch
 
     ref64 = ref.to(torch.float64)
@@ -61,20 +67,41 @@ def compare(out: Any, ref: Any, atol: float, rtol: float, name: str = "C") -> Mi
     max_abs = float(diff[finite].max()) if bool(finite.any()) else float("nan")
     rel = diff / ref64.abs().clamp_min(atol)
     max_rel = float(rel[finite].max()) if bool(finite.any()) else float("nan")
-    unwritten = int((torch.isnan(out64) & torch.isfinite(ref64)).sum())
-    where = describe_where(out64, ref64, bad_mask, unwritten, bad, tol)
-    return Mismatch(bad, out.numel(), max_abs, max_rel, unwritten, where,
-                    _example(out64, ref64, bad_mask, name))
+    kinds = _nonfinite_kinds(out, bad_mask.to(out.device))
+    where = describe_where(out64, ref64, bad_mask, kinds, bad, tol)
+    return Mismatch(bad, out.numel(), max_abs, max_rel, kinds[0], where,
+                    _example(out64, ref64, bad_mask, name), kinds[1], kinds[2])
 
 
-def describe_where(out: Any, ref: Any, bad_mask: Any, unwritten: int, bad: int,
+def _nonfinite_kinds(out: Any, bad_mask: Any) -> tuple[int, int, int]:
+    """(never written, computed non-finite, guard pattern copied) among the bad outputs."""
+    import torch
+
+    if not out.is_floating_point():
+        return 0, 0, 0
+    unwritten = poison.holds(out, poison.OUTPUT) & bad_mask
+    copied = poison.holds(out, poison.GUARD) & bad_mask
+    computed = ~torch.isfinite(out) & bad_mask & ~unwritten & ~copied
+    return int(unwritten.sum()), int(computed.sum()), int(copied.sum())
+
+
+def describe_where(out: Any, ref: Any, bad_mask: Any, kinds: tuple[int, int, int], bad: int,
                    tol: Any) -> str:
-    """The pattern of the bad outputs: unwritten, constant offset/scale, transposed, rows/cols."""
+    """The pattern of the bad outputs: unwritten, computed NaN, constant offset/scale,
+    transposed, rows/cols."""
+    unwritten, computed, copied = kinds
     notes = []
     if unwritten == bad:
-        notes.append("all of them still hold the NaN poison: never written")
+        notes.append("all of them still hold the output poison: never written")
     elif unwritten:
-        notes.append(f"{unwritten} still hold the NaN poison (never written)")
+        notes.append(f"{unwritten} still hold the output poison (never written)")
+    if computed:
+        notes.append(f"{'all of them' if computed == bad else computed} are NaN/inf the kernel "
+                     "wrote itself (not the poison); the inputs are finite, so it read memory "
+                     "outside the inputs (their guard bands hold NaN) or uninitialized memory")
+    if copied:
+        notes.append(f"{copied} hold an input guard band's exact pattern: copied from outside "
+                     "an input")
     pattern = _pattern(out, ref, tol)
     if pattern:
         notes.append(pattern)

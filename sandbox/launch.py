@@ -13,13 +13,13 @@ from typing import Any
 from kgen.contract import SMS, Contract, Launch, TensorMapArg
 from kgen.dtypes import DTYPES
 from kgen.sandbox import driver
+from kgen.sandbox import poison as patterns
 from kgen.sandbox.rejected import Rejected
 from kgen.spec import OpSpec
 
 NOT_READY = 600  # cudaErrorNotReady: the event's work is still running
 REGISTERS_PER_SM = 65536
 GUARD = 4096  # elements before and after every buffer; a multiple of 64 keeps data 256-B aligned
-_PATTERN = {1: 0x5A, 2: 0x7E5A, 4: 0x7FA5A5A5, 8: 0x7FF5A5A5A5A5A5A5}  # NaN-like bit patterns
 # Errors after which the context is unusable: the worker must end and the GPU be re-checked.
 _STICKY = ("ILLEGAL_ADDRESS", "illegal memory access", "IllegalAddress", "MISALIGNED",
            "misaligned", "LAUNCH_FAILED", "unspecified launch failure", "ILLEGAL_INSTRUCTION",
@@ -34,12 +34,6 @@ def torch_dtype(name: str) -> Any:
     return getattr(torch, DTYPES[name].torch)
 
 
-def _ints(t: Any) -> Any:
-    import torch
-
-    return t.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
-
-
 @dataclass
 class Buffer:
     """One tensor argument inside a larger allocation with a guard band on each side."""
@@ -51,19 +45,22 @@ class Buffer:
 
     @property
     def pattern(self) -> int:
-        return _PATTERN[self.flat.element_size()]
+        size = self.flat.element_size()
+        return patterns.signed(patterns.GUARD[size], size)
+
+    def band(self, side: str) -> Any:
+        """The guard band before or after the data (a view of the allocation)."""
+        return self.flat[:GUARD] if side == "before" else self.flat[GUARD + self.data.numel():]
 
     def arm(self) -> None:
-        """Fill the guard bands with the pattern."""
-        ints = _ints(self.flat)
-        ints[:GUARD].fill_(self.pattern)
-        ints[GUARD + self.data.numel():].fill_(self.pattern)
+        """Fill the guard bands with the guard pattern (a NaN with a recognizable payload)."""
+        for side in ("before", "after"):
+            patterns.fill(self.band(side), patterns.GUARD)
 
     def guard_problem(self) -> str | None:
         """Words for the model when a guard band changed: the kernel wrote out of bounds."""
-        ints = _ints(self.flat)
-        before = int((ints[:GUARD] != self.pattern).sum())
-        after = int((ints[GUARD + self.data.numel():] != self.pattern).sum())
+        before = int((~patterns.holds(self.band("before"), patterns.GUARD)).sum())
+        after = int((~patterns.holds(self.band("after"), patterns.GUARD)).sum())
         if not before and not after:
             return None
         where = " and ".join(p for p in (f"{before} before its start" if before else "",
@@ -92,10 +89,11 @@ def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
 
 
 def poison(buffers: dict[str, Buffer]) -> None:
-    """NaN into every output, so anything the kernel does not write is visible."""
+    """The output poison (a NaN bit pattern no arithmetic makes) into every output, so anything
+    the kernel does not write is visible, bit for bit."""
     for buf in buffers.values():
         if buf.role == "output":
-            buf.data.fill_(float("nan"))
+            patterns.fill(buf.data, patterns.OUTPUT)
 
 
 def load_module(path: Path, contract: Contract) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kgen import refexpr
+from kgen.sandbox import guards
 from kgen.sandbox.compare import changed, compare
 from kgen.sandbox.launch import Buffer, Runner, allocate, poison, torch_dtype, wait
 from kgen.sandbox.rejected import Rejected
@@ -83,17 +84,25 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: dict[str, int], buffers: di
 
 def run_case(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], seed: int,
              timeout_s: float, where: str) -> None:
-    """One fresh input set at one size: poison, launch, wait, then every check."""
-    inputs = make_inputs(spec, sizes, dtype, seed)
-    buffers = allocate(spec, sizes, dtype)
-    load_inputs(buffers, inputs)
-    calls = runner.prepare(buffers, sizes)
-    wait("preparing the buffers", timeout_s)
-    poison(buffers)
-    runner.launch(calls)
-    wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
-    refs = compute_reference(spec, dtype, inputs, sizes)
-    check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+    """One fresh input set at one size: poison, launch, wait, then every check. A failure carries
+    its sizes; computed NaN in the outputs is traced to the guard band it came from."""
+    try:
+        inputs = make_inputs(spec, sizes, dtype, seed)
+        buffers = allocate(spec, sizes, dtype)
+        load_inputs(buffers, inputs)
+        calls = runner.prepare(buffers, sizes)
+        wait("preparing the buffers", timeout_s)
+        poison(buffers)
+        runner.launch(calls)
+        wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
+        refs = compute_reference(spec, dtype, inputs, sizes)
+        try:
+            check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+        except Rejected as rejected:
+            raise guards.explained(rejected, runner, calls, buffers, timeout_s) from None
+    except Rejected as rejected:
+        rejected.sizes = rejected.sizes or dict(sizes)
+        raise
 
 
 def validate(runner: Runner, spec: OpSpec, dtype: str, sizes_list: tuple[dict[str, int], ...],

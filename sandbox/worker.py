@@ -1,10 +1,11 @@
-"""The worker process: `python -m kgen.sandbox.worker [--canary | --serve] WORKDIR`.
+"""The worker process: `python -m kgen.sandbox.worker [--canary | --serve | --mode MODE] WORKDIR`.
 
 Spawned as a new process (never forked from a process with CUDA). One-shot: reads request.json
 and kernel.cubin from WORKDIR, writes result.json there, and exits hard (os._exit) so that a hung or
 broken CUDA context can never stall the teardown. `--serve` (kgen.gpu.pool): torch is imported and
-the GPU checked once, then candidate after candidate is judged (see serve). Imports only the
-standard library, torch, cupy and kgen's shared types.
+the GPU checked once, then candidate after candidate is judged (see serve). MODE profile or
+sanitize runs one launch of the candidate under ncu or compute-sanitizer instead (probe.py).
+Imports only the standard library, torch, cupy and kgen's shared types.
 """
 
 from __future__ import annotations
@@ -86,8 +87,13 @@ def evaluate(workdir: Path) -> Evaluation:
                                            info["clock_hz"], _measured("bandwidth", "")),
                         measured_flops=_measured("matmul", req.dtype))
         for i, sizes in enumerate(req.bench_sizes):
-            timings.append(timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
-                                         req.bench_budget_s, req.kernel_timeout_s, peaks))
+            try:
+                timings.append(timing.measure(runner, req.spec, req.dtype, sizes,
+                                             req.seed + 31 * i, req.bench_budget_s,
+                                             req.kernel_timeout_s, peaks))
+            except Rejected as rejected:
+                rejected.sizes = rejected.sizes or dict(sizes)
+                raise
         checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}, "
                       f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
     if req.revalidate_sizes:
@@ -144,8 +150,9 @@ def judge(workdir: Path, canary: bool) -> dict[str, Any]:
     start = time.monotonic()
     try:
         result = run_canary() if canary else evaluate(workdir)
-    except Rejected as rejected:
-        result = Evaluation(rejected.verdict, rejected.message)
+    except Rejected as rejected:  # the sizes it failed at: where the sanitizer re-runs it
+        result = Evaluation(rejected.verdict, rejected.message,
+                            extra={"sizes": rejected.sizes} if rejected.sizes else {})
     except Exception as exc:  # anything else is still a verdict, never a traceback in the loop
         result = _classify(exc)
     data = result.to_json()
@@ -207,6 +214,13 @@ def main(argv: list[str]) -> None:
     workdir = Path([a for a in argv if not a.startswith("--")][-1])
     if "--serve" in argv:
         serve(workdir)
+    mode = argv[argv.index("--mode") + 1] if "--mode" in argv else "evaluate"
+    if mode in ("profile", "sanitize"):  # one launch under ncu or compute-sanitizer
+        from kgen.sandbox import probe
+
+        probe.run(workdir, mode)
+        sys.stdout.flush()
+        os._exit(0)
     data = judge(workdir, canary="--canary" in argv)
     (workdir / RESULT_FILE).write_text(json.dumps(data))
     sys.stdout.flush()

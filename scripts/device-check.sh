@@ -28,6 +28,9 @@ if [ "$what" = test ] || [ "$what" = all ]; then
     --format=csv,noheader | head -1 | tr -d . | sed 's/^/sm_/')" --dtype float16 --rounds 4 \
     --out /tmp/kgen-demo --json 2>&1 | tee "$OUT/generate.log" | tail -12
   cp /tmp/kgen-demo/report.md "$OUT/generate-report.md" 2>/dev/null
+  # What the profile and the sanitizer cost per candidate on this GPU (README: Cost).
+  python3 -m benchmarks.feedback_cost --json "$OUT/feedback-cost.json" 2>&1 \
+    | tee "$OUT/feedback-cost.log" | tail -8
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 -m benchmarks.bench_table --out /tmp/kgen-runs 2>&1 | tee "$OUT/bench.log"

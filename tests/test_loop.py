@@ -175,3 +175,38 @@ def test_a_clear_improvement_beyond_the_spread_becomes_best():
     slow = Timing({"M": 1}, 1.00, 0.98, 1.02)
     assert fast.beats(slow) and not slow.beats(fast)
     assert not Timing({"M": 1}, 0.95, 0.90, 0.99).beats(slow)  # spreads overlap
+def test_profile_and_sanitizer_records_reach_the_model_the_report_and_the_run_directory(
+        tmp_path):
+    from kgen.findings import Finding, Profile, SanitizerReport
+
+    prof = Profile(kernel="gemm_naive_f32", sizes={"M": 64, "N": 64, "K": 64}, time_us=12.0,
+                   bottleneck="memory_onchip", evidence=("memory 91% of peak (L1/shared 91%)",),
+                   sol_compute=30.0, sol_memory=91.0)
+    wrong = SanitizerReport(sizes={"M": 1, "N": 1, "K": 1}, tools=("memcheck",), findings=(
+        Finding("memcheck", "out-of-bounds __global__ write of 4 bytes", 15, "kernel.cu",
+                "gemm_naive_f32", "(0,0,0)", "(0,0,0)", "C[1], 1 element past the end of C "
+                "(which has 1)"),))
+    results = iter([Evaluation("wrong", "M=1 N=1 K=1: 1 of 1 outputs of C off",
+                               sanitizer=wrong),
+                    Evaluation("pass", timings=(Timing({"M": 64, "N": 64, "K": 64}, 1.0, 1.0,
+                                                       1.0, "cuBLAS", 1.0),), profile=prof)])
+    model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD), fenced(GOOD + "\n"),
+                                                   fenced(GOOD + "\n\n")], rounds=2)
+    trajectory = run_loop(task, model, Checker(lambda c, k, t: next(results)), run_dir,
+                          cfg.budget(), [])
+    assert [a.status for a in trajectory.attempts] == ["wrong", "pass"]
+    fix_prompt = "\n".join(m["content"] for m in model.requests[1].messages)
+    assert "sanitizer  memcheck: out-of-bounds __global__ write of 4 bytes at line 15" in fix_prompt
+    assert "C[1], 1 element past the end of C" in fix_prompt
+    assert "memcheck: out-of-bounds __global__ write of 4 bytes, line 15 |" in fix_prompt
+    attempts = run_dir.path / "attempts"
+    assert json.loads((attempts / "001" / "sanitizer.json").read_text())["tools"] == ["memcheck"]
+    assert json.loads((attempts / "002" / "profile.json").read_text())["bottleneck"] == \
+        "memory_onchip"
+    assert "profile  gemm_naive_f32 at 64x64x64" in (attempts / "002" / "feedback.txt").read_text()
+    Run(cfg, model, task, Checker(), run_dir, []).finish(trajectory)
+    report = (run_dir.path / "report.md").read_text()
+    assert "| profile / sanitizer |" in report
+    assert "| memory_onchip (memory 91% of peak (L1/shared 91%)) |" in report
+    resumed = load_history(run_dir, task, Checker())
+    assert resumed[1].evaluation.profile == prof and resumed[0].evaluation.sanitizer == wrong

@@ -25,8 +25,10 @@ SPEC = load_op("gemm")
 ALL = sorted(CHEATS.glob("*.cu"))
 FAULTS = [p for p in ALL if not p.name.startswith("correct_")]
 CORRECT = [p for p in ALL if p.name.startswith("correct_")]
-# Validation only for the cheats (fast); a generous wall limit, a short per-kernel limit.
-CHEAT_OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0)
+# Validation only for the cheats (fast); a generous wall limit, a short per-kernel limit; the
+# sanitizer and the profiler have their own tests (test_feedback_gpu.py).
+CHEAT_OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0, profile=False,
+                            sanitize=False)
 
 
 def expected(path: Path) -> str:
@@ -69,7 +71,7 @@ def test_descriptions_say_what_is_wrong():
 
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
 def test_correct_kernels_pass_and_are_timed_after_the_faults(path):
-    result = run(path, EvalOptions.quick(SPEC))
+    result = run(path, EvalOptions.quick(SPEC, profile=False))
     print(f"{path.stem}: {result.verdict}: {result.message} {result.timings}")
     assert result.verdict == "pass", result.message
     (timing,) = result.timings

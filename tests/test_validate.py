@@ -14,11 +14,19 @@ from kgen.ops import load_op
 from kgen.sandbox import roofline
 from kgen.sandbox.compare import changed, compare
 from kgen.sandbox.launch import GUARD, allocate, poison
+from kgen.sandbox.poison import OUTPUT, fill
 from kgen.sandbox.rejected import Rejected
 from kgen.sandbox.timing import percentile
 from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
 
 SPEC = load_op("gemm")
+
+
+def poison_value(dtype: torch.dtype) -> torch.Tensor:
+    """One element holding the output poison pattern."""
+    t = torch.empty(1, dtype=dtype)
+    fill(t, OUTPUT)
+    return t[0]
 
 
 def _ref(m: int = 127, n: int = 129, k: int = 65, seed: int = 1) -> torch.Tensor:
@@ -49,8 +57,8 @@ def test_edge_rows_only_are_described():
 
 def test_unwritten_outputs_are_called_nan_poison():
     ref = _ref()
-    out = ref.clone()
-    out[:, 128] = float("nan")
+    out = ref.clone().float()
+    out[:, 128] = poison_value(torch.float32)  # the worker's output poison, bit for bit
     m = compare(out, ref, 1e-3, 1e-3)
     assert m.unwritten == 127 and m.bad == 127
     assert "never written" in m.where and "cols 128" in m.where

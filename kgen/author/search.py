@@ -2,27 +2,33 @@
 stated reason. Deterministic (ties break by the space's fixed order), never random.
 
 Rules, in order: nothing tried yet -> the arch/dtype default; the last attempt hit a resource
-limit -> shrink; it spilled -> fewer registers; it was wrong/crashed -> move away from it; some
-attempt was timed -> an untried neighbour of the fastest; no timings -> rank by ptxas resources and
-an occupancy/intensity model (and say so).
+limit -> shrink; it spilled -> fewer registers; it was wrong/crashed -> move away from it; the
+fastest is at the roofline by its profile (DRAM or tensor pipe) -> stop and say so; the last
+attempt is the fastest and its profile shows bank conflicts -> the swizzled shared layout, or
+occupancy limited by registers -> a smaller thread tile; some attempt was timed -> an untried
+neighbour of the fastest; no timings -> rank by ptxas resources and an occupancy/intensity model
+(and say so).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgen.arch import Arch
 from kgen.author import costmodel
+from kgen.author.simt import SimtParams
 from kgen.author.space import (
     Params,
     default,
     estimated_registers,
     neighbours,
     parse_choices,
+    problems,
     space,
     templates_for,
     wgmma_ready,
 )
+from kgen.findings import Profile
 from kgen.loop.attempt import Attempt
 from kgen.verdict import Timing, Verdict
 
@@ -46,6 +52,7 @@ class Seen:
     ms: float | None = None
     registers: int | None = None
     timing: Timing | None = None
+    profile: Profile | None = None  # Nsight Compute's summary, where it ran
 
 
 def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
@@ -53,6 +60,10 @@ def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
     seen = [s for a in history if (s := read_attempt(a)) is not None]
     tried = {s.params for s in seen}
     pool = [p for t in templates_for(arch, dtype) for p in space(arch, dtype, t) if p not in tried]
+    if any(isinstance(s.params, SimtParams) and s.params.swz for s in seen):
+        # the swizzled layout has been tried: its neighbours are part of the space from now on
+        pool += [q for p in pool if isinstance(p, SimtParams)
+                 and (q := replace(p, swz=1)) not in tried]
     if not pool:
         return Proposal(None, f"the search space is exhausted: all {len(tried)} valid "
                               "configurations of the builtin templates have been tried")
@@ -66,6 +77,11 @@ def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...]) -> Proposal:
     for rule in (_after_resource_error, _after_spill, _after_failure):
         if last is not None and (found := rule(last, seen, pool, arch, dtype)) is not None:
             return found
+    stop = _at_roofline(seen)
+    if stop is not None:
+        return stop
+    if last is not None and (found := _from_profile(last, seen, pool, tried, arch, dtype)):
+        return found
     if any(s.ms is not None for s in seen):
         return _toward_fastest(seen, pool, arch, dtype)
     return _by_model(seen, pool, arch, dtype)
@@ -103,7 +119,7 @@ def read_attempt(a: Attempt) -> Seen | None:
                     registers=regs)
     if a.best_ms is not None and ran is not None:
         return Seen(a.number, params, "timed", ms=a.best_ms, registers=regs,
-                    timing=ran.timings[0])
+                    timing=ran.timings[0], profile=ran.profile)
     return Seen(a.number, params, "compiled", registers=regs)
 
 
@@ -156,6 +172,52 @@ def _after_failure(last: Seen, seen, pool, arch, dtype) -> Proposal | None:
              else "a configuration not adjacent to any failed one")
     return Proposal(pick, f"attempt {last.number} failed ({last.detail}) at "
                           f"{last.params.choices}; moving away to {where}: {pick.choices}")
+
+
+def _at_roofline(seen: list[Seen]) -> Proposal | None:
+    """Stop when the fastest attempt's profile puts it at a roofline parameters cannot move."""
+    timed = [s for s in seen if s.ms is not None]
+    best = min(timed, key=lambda s: s.ms or 0.0) if timed else None
+    p = best.profile if best is not None else None
+    if best is None or p is None or p.error or not p.at_roofline \
+            or p.bottleneck not in ("memory_dram", "compute_tensor"):
+        return None
+    what = "DRAM-bound" if p.bottleneck == "memory_dram" else "tensor-pipe-bound"
+    return Proposal(None, f"stopping: attempt {best.number} ({best.ms:.3f} ms at "
+                          f"{best.params.choices}) is {what} at the roofline by its profile "
+                          f"({', '.join(p.evidence[:2])}); no tile, stage or warp choice can "
+                          "beat that, only " + ("fewer bytes" if what == "DRAM-bound"
+                                                else "less work"))
+
+
+def _from_profile(last: Seen, seen, pool, tried, arch, dtype) -> Proposal | None:
+    """The newest attempt is the fastest and was profiled: answer its bottleneck."""
+    p = last.profile
+    fastest = min((s.ms for s in seen if s.ms is not None), default=None)
+    if p is None or p.error or last.ms is None or last.ms != fastest:
+        return None
+    if p.bank_conflicts and isinstance(last.params, SimtParams) and not last.params.swz:
+        twin = replace(last.params, swz=1)
+        if twin not in tried and not problems(twin, arch, dtype):
+            return Proposal(twin, f"attempt {last.number}'s profile shows shared-memory bank "
+                                  f"conflicts ({p.conflict_ratio:.0%} of the worse side's "
+                                  "wavefronts): trying the swizzled shared layout, "
+                                  f"{twin.choices}")
+    if p.limiter == "registers" and p.bottleneck.startswith("latency"):
+        lighter = [q for q in pool if type(q) is type(last.params) and _tile(q) < _tile(last.params)
+                   and estimated_registers(q) < estimated_registers(last.params)]
+        pick = _closest(last.params, lighter, seen, arch, dtype)
+        if pick is not None:
+            return Proposal(pick, f"attempt {last.number}'s profile: occupancy "
+                                  f"{p.occupancy or 0:.0f}% of {p.occupancy_limit or 0:.0f}% "
+                                  f"possible, limited by registers ({p.registers} per thread); "
+                                  f"trying a smaller thread tile: {_diff(last.params, pick)}")
+    return None
+
+
+def _tile(p: Params) -> int:
+    """Outputs each thread accumulates: the thread tile (SIMT) or the warp tile's share (mma)."""
+    return p.tm * p.tn if isinstance(p, SimtParams) else p.acc_per_thread
 
 
 def _toward_fastest(seen, pool, arch, dtype) -> Proposal:

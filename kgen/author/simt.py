@@ -19,6 +19,8 @@ class SimtParams:
     tn: int = 8
     stages: int = 2  # 2: the next tile is fetched into registers while this one is computed
     vec: int = 4  # width of the global loads/stores on the fast path (4 = float4, 1 = scalar)
+    swz: int = 0  # 1: the A tile unpadded and XOR-swizzled (chosen when a profile shows bank
+    #               conflicts; not part of the searched space otherwise)
 
     template = "simt"
 
@@ -28,13 +30,14 @@ class SimtParams:
 
     @property
     def smem_bytes(self) -> int:
-        """Static shared memory: A is stored transposed with 4 floats of padding per row."""
-        return self.stages * self.bk * ((self.bm + 4) + self.bn) * 4
+        """Static shared memory: A is stored transposed, with 4 floats of padding per row unless
+        swizzled."""
+        return self.stages * self.bk * ((self.bm + (0 if self.swz else 4)) + self.bn) * 4
 
     @property
     def choices(self) -> str:
         return (f"template=simt tile={self.bm}x{self.bn}x{self.bk} thread={self.tm}x{self.tn} "
-                f"stages={self.stages} vec={self.vec}")
+                f"stages={self.stages} vec={self.vec}" + (" swz=1" if self.swz else ""))
 
 
 # Conversion helpers the template switches on for the 16-bit dtypes.
@@ -48,11 +51,12 @@ def render(p: SimtParams, dtype: str) -> str:
     launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) smem=0 "
               "args=(A, B, C, M, N, K)")
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
-             f"{p.stages}-stage shared memory, float32 accumulation; any M, N, K.\n"
+             f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}, float32 "
+             "accumulation; any M, N, K.\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     params = ((f"#include <{info.header}>\n" if info.header else "") + _SWITCH.get(dtype, "")
               + f"typedef {info.ctype} T;\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, TM = {p.tm}, TN = {p.tn};\n"
-              f"constexpr int STAGES = {p.stages}, VEC = {p.vec};\n")
+              f"constexpr int STAGES = {p.stages}, VEC = {p.vec}, SWZ = {p.swz};\n")
     return contract_header("gemm", dtype, p.choices, launch, about) + fill("gemm_simt", params,
                                                                            name)

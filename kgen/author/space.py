@@ -184,7 +184,7 @@ def render(p: Params, dtype: str) -> str:
 # group/pipe are optional so histories written before they existed still read (as 1 and 1).
 _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "
                       r"(?:thread=(?P<tm>\d+)x(?P<tn>\d+)|warps=(?P<wm>\d+)x(?P<wn>\d+)) "
-                      r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?"
+                      r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?(?: swz=(?P<swz>\d+))?"
                       r"(?: group=(?P<group>\d+))?(?: pipe=(?P<pipe>\d+))?")
 
 
@@ -202,6 +202,7 @@ def parse_choices(text: str) -> Params | None:
         return None
     g = {k: int(v) for k, v in m.groupdict().items() if v and k != "t"}
     if m.group("t") == "simt":
-        return SimtParams(g["bm"], g["bn"], g["bk"], g["tm"], g["tn"], g["st"], g.get("vec", 1))
+        return SimtParams(g["bm"], g["bn"], g["bk"], g["tm"], g["tn"], g["st"], g.get("vec", 1),
+                          g.get("swz", 0))
     return MmaParams(g["bm"], g["bn"], g["bk"], g["wm"], g["wn"], g["st"], g.get("group", 1),
                      g.get("pipe", 1))

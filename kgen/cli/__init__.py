@@ -1,8 +1,8 @@
 """The `kgen` command: parse arguments, call one stage or a Run, print. Nothing else.
 
 Commands live beside this module: compile_cmd (kgen compile), run_cmds (generate, fix),
-gpu_cmds (bench, doctor), experiment_cmd (experiment run, report); progress prints a run's
-attempts on stderr.
+gpu_cmds (bench, profile, doctor), experiment_cmd (experiment run, report); progress prints a
+run's attempts on stderr.
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ def main() -> None:
 def _register() -> None:
     from kgen.cli.compile_cmd import compile_file
     from kgen.cli.experiment_cmd import experiment
-    from kgen.cli.gpu_cmds import bench, doctor
+    from kgen.cli.gpu_cmds import bench, doctor, profile_cmd
     from kgen.cli.run_cmds import fix, generate
 
-    for command in (compile_file, generate, fix, bench, doctor, experiment):
+    for command in (compile_file, generate, fix, bench, profile_cmd, doctor, experiment):
         command.epilog = EXIT_CODES
         main.add_command(command)
 

@@ -1,4 +1,4 @@
-"""The GPU commands: `kgen bench FILE.cu` and `kgen doctor`."""
+"""The GPU commands: `kgen bench FILE.cu`, `kgen profile FILE.cu` and `kgen doctor`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from kgen.cli.run_cmds import with_check_options
 from kgen.errors import EnvironmentProblem, UsageError
 
 UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs WITHOUT "
@@ -55,11 +56,63 @@ def _contract(source: str, spec, dtype: str | None, file: Path):
 @click.option("--seed", type=int, help="Fixed input seed (default: fresh random inputs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.option("--unsafe-no-sandbox", is_flag=True, help="Run the worker without bubblewrap.")
+@with_check_options
 def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, arch: str | None,
-          quick: bool, seed: int | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
+          quick: bool, seed: int | None, as_json: bool, unsafe_no_sandbox: bool, profile: bool,
+          sanitize: bool) -> None:
     """Validate and time FILE (a .cu with a `// kgen:` contract) against the library baseline."""
-    from kgen.compile import compile_source
     from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    source, spec, contract, target, compiled = _prepare(file, op, op_file, dtype, arch,
+                                                        unsafe_no_sandbox)
+    options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
+                      unsafe_no_sandbox=unsafe_no_sandbox, profile=profile, sanitize=sanitize)
+    result = evaluate(compiled, contract, spec, target, options=options)
+    if result is None:
+        raise EnvironmentProblem("the GPU could not run this build")
+    _print(result, file, target.name, as_json, source)
+    sys.exit(0 if result.passed else 1)
+
+
+@click.command("profile")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--op", help="Op name (default: the file's `// kgen: op=`).")
+@click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Your own op spec (spec.yaml).")
+@click.option("--dtype", help="Check that the file is for this dtype (its contract decides).")
+@click.option("--arch", help="Compile for this target (default: the local GPU's).")
+@click.option("--seed", type=int, help="Fixed input seed (default: fresh random inputs).")
+@click.option("--json", "as_json", is_flag=True, help="Print the profile record as JSON.")
+@click.option("--unsafe-no-sandbox", is_flag=True, help="Run the worker without bubblewrap.")
+def profile_cmd(file: Path, op: str | None, op_file: Path | None, dtype: str | None,
+                arch: str | None, seed: int | None, as_json: bool,
+                unsafe_no_sandbox: bool) -> None:
+    """Profile FILE once with Nsight Compute at its op's first bench size (no validation): the
+    summary the model gets — speed of light, caches, occupancy, bank conflicts, stalls, and a
+    bottleneck class with its evidence."""
+    from kgen.gpu.evaluate import EvalOptions, profile_only
+
+    _, spec, contract, target, compiled = _prepare(file, op, op_file, dtype, arch,
+                                                   unsafe_no_sandbox)
+    options = EvalOptions(seed=seed, unsafe_no_sandbox=unsafe_no_sandbox)
+    found = profile_only(compiled, contract, spec, target, options=options)
+    if found is None:
+        raise EnvironmentProblem("the GPU could not run this build")
+    if found.unavailable:
+        raise EnvironmentProblem(found.error)
+    if as_json:
+        click.echo(json.dumps({"file": str(file), "arch": target.name, **found.to_json()},
+                              indent=2))
+    else:
+        click.echo(found.describe())
+    sys.exit(1 if found.error else 0)
+
+
+def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None,
+             arch: str | None, unsafe: bool):
+    """(source, spec, contract, target, compiled) for a GPU command; exits 1 if it does not
+    compile, 3 without a GPU that can run it."""
+    from kgen.compile import compile_source
 
     if not file.is_file():
         raise UsageError(f"no such file: {file}")
@@ -67,20 +120,14 @@ def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, a
     spec = _load_spec(source, op, op_file)
     contract = _contract(source, spec, dtype, file)
     target, embed_ptx = _target(arch)
-    if unsafe_no_sandbox:
+    if unsafe:
         click.echo(UNSAFE_WARNING, err=True)
     compiled = compile_source(source, target, include_dir=file.resolve().parent,
                               embed_ptx=embed_ptx)
     if not compiled.ok:
         click.echo(f"{file}: does not compile for {target.name}\n{compiled.summary}", err=True)
         sys.exit(1)
-    options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
-                      unsafe_no_sandbox=unsafe_no_sandbox)
-    result = evaluate(compiled, contract, spec, target, options=options)
-    if result is None:
-        raise EnvironmentProblem("the GPU could not run this build")
-    _print(result, file, target.name, as_json)
-    sys.exit(0 if result.passed else 1)
+    return source, spec, contract, target, compiled
 
 
 def _target(arch: str | None):
@@ -101,12 +148,12 @@ def _target(arch: str | None):
     return target, how.embed_ptx
 
 
-def _print(result, file: Path, arch: str, as_json: bool) -> None:
+def _print(result, file: Path, arch: str, as_json: bool, source: str) -> None:
     if as_json:
         click.echo(json.dumps({"file": str(file), "arch": arch, **result.to_json()}, indent=2))
         return
     click.echo(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)", err=True)
-    click.echo(result.describe())
+    click.echo(result.describe(source))
     for check in result.checks:
         click.echo(f"check  {check}")
 

@@ -12,6 +12,24 @@ import click
 from kgen.errors import KgenError, UsageError
 
 
+def with_check_options(func):
+    """--profile/--no-profile and --sanitize/--no-sanitize (generate, fix, bench)."""
+    for option in reversed(_check_options()):
+        func = option(func)
+    return func
+
+
+def _check_options() -> list:
+    return [
+        click.option("--profile/--no-profile", default=True, show_default=True,
+                     help="Profile each passing candidate once with Nsight Compute (ncu) and "
+                          "feed the summary back, where ncu works."),
+        click.option("--sanitize/--no-sanitize", default=True, show_default=True,
+                     help="Re-run a wrong or crashing candidate under compute-sanitizer at its "
+                          "smallest failing size and feed the findings back."),
+    ]
+
+
 def _model_options(func):
     """--model/--base-url/--backend/--prompt-set and the run options generate and fix share."""
     options = [
@@ -37,6 +55,7 @@ def _model_options(func):
         click.option("--fresh-workers", is_flag=True,
                      help="A new GPU worker for every candidate (slower; the default keeps one "
                           "warm worker per GPU serving candidate after candidate)."),
+        *_check_options(),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON summary on stdout (ok, best, attempts, validated, "
                           "run_dir)."),
@@ -109,7 +128,7 @@ def fix(file, arch, output, in_place, max_attempts, **common) -> None:
 
 
 def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
-         unsafe_no_sandbox, fresh_workers, as_json):
+         unsafe_no_sandbox, fresh_workers, as_json, profile, sanitize):
     """Start or resume the run, execute it with progress on stderr, print the summary."""
     import dataclasses
 
@@ -125,7 +144,8 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
         config = dataclasses.replace(config, backend=backend, model=model_name,
                                      base_url=base_url, prompt_set=prompt_set, no_gpu=no_gpu,
                                      unsafe_no_sandbox=unsafe_no_sandbox,
-                                     fresh_workers=fresh_workers)
+                                     fresh_workers=fresh_workers, profile=profile,
+                                     sanitize=sanitize)
         run = Run.start(config, out)
     progress.header(run)
     try:

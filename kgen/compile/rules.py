@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from kgen.compile import scan
+from kgen.compile import hostonly, related, scan
 from kgen.compile.cudaknow import CUDA_NAMES, REMOVED_WARP_INTRINSICS, header_for, include_advice
 from kgen.compile.logparse import parse_resources, read_log
 from kgen.compile.records import Diagnostic, RawRecord, ResourceUsage
@@ -44,9 +44,10 @@ def apply(raws: list[RawRecord], source: str, ptx: str | None,
     records = [_place(r, source, ptx) for r in _after_restarts(raws)]
     records = _close_brace_root(records, source)
     records = _flood_root(records, source)
+    records = hostonly.collapse(records, source)
     records = _merge(records)
     records = _fold_warnings(records)
-    records = _fold_same_header([_guess(d, source) for d in records])
+    records = _fold_same_header([_guess(related.annotate(d, source), source) for d in records])
     records += spill_warnings(records, source, resources)
     records.sort(key=lambda d: (d.severity != "error", d.line is None, d.line or 0))
     return tuple(records)
@@ -259,6 +260,8 @@ def _guess(d: Diagnostic, source: str) -> Diagnostic:
     m = _UNDEFINED.match(d.message)
     if not m:
         hint = next((text for pattern, text in _HINTS if pattern.search(d.message)), None)
+        if any("declared const at line" in n or "without __device__" in n for n in d.notes):
+            hint = None  # a note already names the declaration to change
         return replace(d, notes=d.notes + (hint,)) if hint and d.severity == "error" else d
     name, notes = m.group("name"), list(d.notes)
     header = header_for(name)

@@ -52,9 +52,10 @@ class FreshWorkers:
             return run_worker(request, binary, timeout_s=timeout_s, unsafe=self.unsafe)
 
 
-def worker_command(workdir: Path, canary: bool = False) -> list[str]:
+def worker_command(workdir: Path, canary: bool = False, mode: str | None = None) -> list[str]:
+    """`python -m kgen.sandbox.worker`; mode profile|sanitize: one launch under a wrapping tool."""
     return [sys.executable, "-m", "kgen.sandbox.worker", *(["--canary"] if canary else []),
-            str(workdir)]
+            *(["--mode", mode] if mode else []), str(workdir)]
 
 
 def worker_env(workdir: Path) -> dict[str, str]:

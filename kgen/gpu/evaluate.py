@@ -17,7 +17,8 @@ from kgen.arch import Arch, can_run_on, local_gpu
 from kgen.compile import CompileResult
 from kgen.contract import Contract
 from kgen.errors import EnvironmentProblem
-from kgen.gpu import client
+from kgen.findings import Profile
+from kgen.gpu import client, profile, sanitizer
 from kgen.spec import OpSpec
 from kgen.verdict import Evaluation, Verdict
 from kgen.wire import EvalRequest
@@ -34,6 +35,10 @@ class EvalOptions:
     input_sets: int = 3
     seed: int | None = None  # None: fresh random inputs every time
     unsafe_no_sandbox: bool = False
+    profile: bool = True  # a passing candidate: one more launch under Nsight Compute
+    sanitize: bool = True  # a failing one: its smallest failing size under compute-sanitizer
+    profile_timeout_s: float = 240.0
+    sanitize_timeout_s: float = 120.0  # each sanitizer tool; all of them within 2.5x this
 
     @classmethod
     def quick(cls, spec: OpSpec, **changes: Any) -> EvalOptions:
@@ -117,7 +122,46 @@ def evaluate(compile_result: CompileResult, contract: Contract | None, spec: OpS
         except EnvironmentProblem as exc:  # the loop saves this attempt, then stops the run
             canary = {"gpu_unhealthy": str(exc)}
         result = replace(result, extra={**result.extra, **canary})
+    result = extra_checks(result, request, compile_result, options)
     return replace(result, seconds=round(time.monotonic() - started, 3))
+
+
+def extra_checks(result: Evaluation, request: EvalRequest, compiled: CompileResult,
+                 options: EvalOptions) -> Evaluation:
+    """The checks after the verdict: a profile of a candidate that passed, the sanitizer on one
+    that came back wrong, crashed or failed in its launch (not after a GPU fault the canary did
+    not clear)."""
+    binary = compiled.cubin
+    if binary is None:
+        return result
+    if options.profile and result.passed and request.bench_sizes:
+        found = profile.collect(replace(request, bench_sizes=request.bench_sizes[:1]), binary,
+                                timeout_s=options.profile_timeout_s,
+                                unsafe=options.unsafe_no_sandbox)
+        return replace(result, profile=found)
+    launched = result.verdict != "launch_error" or result.message.startswith("launching")
+    if options.sanitize and result.verdict in sanitizer.SANITIZED and launched \
+            and "gpu_unhealthy" not in result.extra:
+        report = sanitizer.check(request, binary, result.verdict, result.extra.get("sizes"),
+                                 compiled.ptx, timeout_s=options.sanitize_timeout_s,
+                                 budget_s=2.5 * options.sanitize_timeout_s,
+                                 unsafe=options.unsafe_no_sandbox)
+        return replace(result, sanitizer=report)
+    return result
+
+
+def profile_only(compile_result: CompileResult, contract: Contract, spec: OpSpec, arch: Arch, *,
+                 options: EvalOptions | None = None) -> Profile | None:
+    """One launch under Nsight Compute at the first bench size, no validation (`kgen profile`);
+    None when it cannot run here."""
+    how = plan(arch)
+    if not how.runnable or compile_result.cubin is None:
+        return None
+    options = options or EvalOptions()
+    request = make_request(spec, contract, options)
+    return profile.collect(replace(request, bench_sizes=request.bench_sizes[:1]),
+                           compile_result.cubin, timeout_s=options.profile_timeout_s,
+                           unsafe=options.unsafe_no_sandbox)
 
 
 def make_request(spec: OpSpec, contract: Contract, options: EvalOptions) -> EvalRequest:

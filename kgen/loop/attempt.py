@@ -55,10 +55,21 @@ class Attempt:
         if self.problems:
             parts.append(summarize(self.problems, self.source, budget=budget // 2))
         if self.evaluation is not None:
-            parts.append(self.evaluation.describe())
+            parts.append(self.evaluation.describe(self.source or ""))
         elif self.compile is not None and self.compile.ok and not self.problems:
             parts.append("compiled; not validated or timed (no GPU available to kgen here)")
         return "\n".join(p for p in parts if p)[:budget]
+
+    @property
+    def findings(self) -> str:
+        """The history/report cell for the extra checks: the profile's bottleneck, or what the
+        sanitizer found; "-" when neither ran."""
+        ran = self.evaluation
+        if ran is not None and ran.profile is not None:
+            return ran.profile.short()
+        if ran is not None and ran.sanitizer is not None:
+            return ran.sanitizer.short()
+        return "-"
 
     def to_json(self) -> dict[str, Any]:
         """The results.jsonl record (the source itself lives in attempts/NNN/kernel.cu)."""

@@ -20,7 +20,9 @@ def attempt_row(a: Attempt) -> str:
     if a.evaluation is not None and a.evaluation.timings:
         time = a.evaluation.timings[0].short()
     choices = (a.choices or "-").replace("|", "/")
-    return f"| {a.number} | {a.round} | {choices} | {a.status} | {res or '-'} | {time or '-'} |"
+    found = a.findings.replace("|", "/")
+    return (f"| {a.number} | {a.round} | {choices} | {a.status} | {res or '-'} | {time or '-'} "
+            f"| {found} |")
 
 
 def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str:
@@ -30,12 +32,12 @@ def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str
              f"- GPU: {gpu_note}",
              f"- attempts: {len(trajectory.attempts)}; stopped: {trajectory.stop_reason}",
              f"- best: attempt {best.number} ({best.status})" if best else "- best: none", "",
-             "| # | round | choices | status | resources | time |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| # | round | choices | status | resources | time | profile / sanitizer |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     lines += [attempt_row(a) for a in trajectory.attempts]
     if best is not None and best.evaluation is not None:
-        lines += ["", "## Best candidate on the GPU", "", "```", best.evaluation.describe(),
-                  "```"]
+        lines += ["", "## Best candidate on the GPU", "", "```",
+                  best.evaluation.describe(best.source or ""), "```"]
     if best is not None and best.compile is not None and best.compile.summary:
         lines += ["", "## Best candidate's compile summary", "", "```", best.compile.summary, "```"]
     if best is None and trajectory.attempts:

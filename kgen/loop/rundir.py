@@ -2,7 +2,8 @@
 
     run.json            config, versions, git SHA, status
     transcript.jsonl    every model call: messages, reply, usage, latency, error
-    attempts/NNN/       kernel.cu, reply.md, compile.json, nvcc.log, feedback.txt, evaluation.json
+    attempts/NNN/       kernel.cu, reply.md, compile.json, nvcc.log, feedback.txt, evaluation.json,
+                        profile.json (passed: Nsight Compute), sanitizer.json (failed)
     results.jsonl       one line per finished attempt (the source of truth for --resume)
     report.md, best.cu
 """
@@ -152,6 +153,10 @@ class RunDir:
         if attempt.evaluation is not None:
             write_atomic(folder / "evaluation.json",
                          json.dumps(attempt.evaluation.to_json(), indent=2))
+            for name, found in (("profile", attempt.evaluation.profile),
+                                ("sanitizer", attempt.evaluation.sanitizer)):
+                if found is not None:
+                    write_atomic(folder / f"{name}.json", json.dumps(found.to_json(), indent=2))
         append_line(self.path / "results.jsonl", attempt.to_json())
 
     def finished_records(self) -> list[dict[str, Any]]:

@@ -56,6 +56,8 @@ class RunConfig:
     no_gpu: bool = False
     unsafe_no_sandbox: bool = False
     fresh_workers: bool = False  # a new GPU worker per candidate instead of the warm pool
+    profile: bool = True  # a passing candidate: profiled with Nsight Compute where ncu works
+    sanitize: bool = True  # a failing one: re-run under compute-sanitizer where it is installed
 
     def budget(self) -> Budget:
         return Budget(self.rounds, self.candidates, self.patience, self.wall_seconds, self.tokens)
@@ -245,7 +247,8 @@ def build_checker(task: Task, config: RunConfig, workers: Workers | None = None)
     how = plan(task.arch)
     if not how.runnable:
         return Checker(gpu_note=how.message)
-    options = EvalOptions.quick(task.spec, unsafe_no_sandbox=config.unsafe_no_sandbox)
+    options = EvalOptions.quick(task.spec, unsafe_no_sandbox=config.unsafe_no_sandbox,
+                                profile=config.profile, sanitize=config.sanitize)
 
     def evaluator(compiled: CompileResult, contract: Contract, task: Task) -> Evaluation:
         result = evaluate(compiled, contract, task.spec, task.arch, options=options,

@@ -4,16 +4,19 @@
 // float16/bfloat16 (the fallback where tensor cores are not used) load scalars and convert to
 // float in shared memory.
 // Parameters (kgen/author/simt.py): BM, BN, BK block tile; TM x TN thread tile; STAGES 1 or 2
-// (2: the next tile is fetched into registers while this one is computed); VEC 4 (float4) or 1.
+// (2: the next tile is fetched into registers while this one is computed); VEC 4 (float4) or 1;
+// SWZ 0 (A tile padded by 4 floats per row) or 1 (unpadded, 4-float groups XOR-swizzled by row:
+// the transposed stores stay free of bank conflicts for every BK, where padding alone leaves
+// 2-way conflicts at BK=16 and 4-way at BK=32).
 // Launch: grid=(cdiv(N,BN), cdiv(M,BM)) block=((BM/TM)*(BN/TN)) smem=0 (static shared memory).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
-constexpr int STAGES = 2, VEC = 4;
+constexpr int STAGES = 2, VEC = 4, SWZ = 0;
 #define KGEN_KERNEL gemm_simt_f32
 // ---- kgen:params end ----
 constexpr int THREADS_M = BM / TM, THREADS_N = BN / TN, THREADS = THREADS_M * THREADS_N;
-constexpr int LDA = BM + 4;  // padded: the transposed stores of a warp land on distinct banks
+constexpr int LDA = SWZ ? BM : BM + 4;  // padded: the transposed stores land on distinct banks
 constexpr int A_LOADS = BM * BK / (4 * THREADS);  // 4-element chunks each thread moves per tile
 constexpr int B_LOADS = BK * BN / (4 * THREADS);
 constexpr bool WIDE = VEC == 4 && sizeof(T) == 4;  // float4 global access only for float32
@@ -43,6 +46,14 @@ __device__ __forceinline__ float4 load4(const T* row, int col, int limit, bool w
   v.z = col + 2 < limit ? to_f(row[col + 2]) : 0.f;
   v.w = col + 3 < limit ? to_f(row[col + 3]) : 0.f;
   return v;
+}
+
+// Column of A-tile element (k, col) in shared memory. Swizzled: the 4-float group col/4 of row k
+// moves to group (col/4) ^ ((k/4) * (32/BK)), so the k-rows one warp stores to at once start on
+// different banks; a group stays whole, so the float4 reads stay aligned.
+__device__ __forceinline__ int acol(int k, int col) {
+  if constexpr (SWZ) return ((((col >> 2) ^ ((k >> 2) * (32 / BK)))) << 2) | (col & 3);
+  return col;
 }
 
 __device__ __forceinline__ bool aligned16(const void* p) {
@@ -84,10 +95,10 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
 #pragma unroll
     for (int i = 0; i < A_LOADS; ++i) {
       const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-      As[buf][kc + 0][r] = ra[i].x;
-      As[buf][kc + 1][r] = ra[i].y;
-      As[buf][kc + 2][r] = ra[i].z;
-      As[buf][kc + 3][r] = ra[i].w;
+      As[buf][kc + 0][acol(kc + 0, r)] = ra[i].x;
+      As[buf][kc + 1][acol(kc + 1, r)] = ra[i].y;
+      As[buf][kc + 2][acol(kc + 2, r)] = ra[i].z;
+      As[buf][kc + 3][acol(kc + 3, r)] = ra[i].w;
     }
 #pragma unroll
     for (int i = 0; i < B_LOADS; ++i) {
@@ -103,7 +114,8 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
       // reads of a k-row are then contiguous (no bank conflicts).
 #pragma unroll
       for (int c = 0; c < TM / 4; ++c) {
-        const float4 v = *reinterpret_cast<const float4*>(&As[buf][kk][c * THREADS_M * 4 + ty * 4]);
+        const float4 v =
+            *reinterpret_cast<const float4*>(&As[buf][kk][acol(kk, c * THREADS_M * 4 + ty * 4)]);
         a[c * 4 + 0] = v.x; a[c * 4 + 1] = v.y; a[c * 4 + 2] = v.z; a[c * 4 + 3] = v.w;
       }
 #pragma unroll

@@ -1,0 +1,83 @@
+"""The profile check: a candidate that passed runs once more, under Nsight Compute, at the first
+bench size; the curated metrics come back as a Profile on its Evaluation. Missing ncu, missing
+permission (ERR_NVGPUCTRPERM) and missing metrics are said in the Profile, never fatal.
+
+    ncu --clock-control none --target-processes all -k regex:^(KERNELS)$ -s WARMUP -c LAUNCHES
+        --metrics ... --csv --page raw --log-file LOG  python -m kgen.sandbox.worker --mode profile
+
+The kernel-name filter and the launch skip measure only the candidate's own launch after its
+warm-up, never torch's kernels; `--clock-control none` keeps the GPU's own clocks (the default
+locks them low). Inside the worker's bubblewrap sandbox, bounded in time like every worker.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+from kgen import toolkit
+from kgen.contract import Contract
+from kgen.findings import Profile
+from kgen.gpu import ncu, wrapped
+from kgen.wire import PROFILE_WARMUP, EvalRequest
+
+_PERMISSION = ("ERR_NVGPUCTRPERM", "does not have permission", "LibraryNotLoaded",
+               "Failed to initialize the profiler")
+_unusable: str | None = None  # set once ncu cannot profile on this machine: later ones skip
+
+
+def command(exe: str, contract: Contract) -> list[str]:
+    """The ncu command line that measures one launch of each of the contract's kernels."""
+    names = sorted({launch.kernel for launch in contract.launches})
+    return [exe, "--target-processes", "all", "--clock-control", "none",
+            "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
+            "--launch-skip", str(PROFILE_WARMUP * len(contract.launches)),
+            "--launch-count", str(len(contract.launches)),
+            "--metrics", ",".join(ncu.METRICS), "--csv", "--page", "raw", "--log-file", "{log}"]
+
+
+def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
+            unsafe: bool = False) -> Profile:
+    """Profile one launch at request.bench_sizes[0]; every problem is a Profile with `error`."""
+    global _unusable
+    started = time.monotonic()
+    exe = toolkit.tool("ncu")
+    if exe is None:
+        return Profile(error="ncu (Nsight Compute) not found on PATH or beside nvcc",
+                       unavailable=True)
+    if _unusable:
+        return Profile(error=_unusable, unavailable=True)
+    run = wrapped.run(command(str(exe), request.contract), request, binary, "profile",
+                      timeout_s=timeout_s, unsafe=unsafe)
+    result = read(run, request)
+    if result.error and any(m in run.text + run.output for m in _PERMISSION):
+        _unusable = result.error
+        result = replace(result, unavailable=True)
+    return replace(result, seconds=round(time.monotonic() - started, 3))
+
+
+def read(run: wrapped.Wrapped, request: EvalRequest) -> Profile:
+    """The Profile of the longest launch ncu measured, or one that says why there is none."""
+    text = run.text + "\n" + run.output
+    if run.timed_out:
+        return Profile(error=f"ncu did not finish within {run.seconds:.0f} s")
+    if "ERR_NVGPUCTRPERM" in text or "does not have permission" in text:
+        return Profile(error="no permission to read the GPU performance counters "
+                             "(ERR_NVGPUCTRPERM): run as root, or load the driver with "
+                             "NVreg_RestrictProfilingToAdminUsers=0")
+    rows = ncu.parse_csv(run.text) or ncu.parse_csv(run.output)
+    if not rows:
+        said = [ln.strip() for ln in text.splitlines() if "==ERROR==" in ln or "==WARNING=="
+                in ln or "Error" in ln][:2]
+        worker = run.probe.get("error") or ""
+        why = "; ".join(said + ([f"worker: {worker}"] if worker else [])) or (
+            text.strip().splitlines()[-1][:300] if text.strip() else "no output")
+        return Profile(error=f"ncu measured no launch of the candidate: {why[:500]}")
+    sizes = request.bench_sizes[0]
+    ideal = request.spec.byte_count(sizes, request.dtype)
+    summaries = [ncu.summarize(row, sizes, ideal) for row in rows]
+    summaries.sort(key=lambda p: -(p.time_us or 0.0))
+    main, rest = summaries[0], summaries[1:]
+    others = tuple(f"{p.kernel}: {p.time_us or 0:.1f} us, {p.short()}" for p in rest)
+    return replace(main, others=others)

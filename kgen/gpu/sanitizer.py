@@ -1,0 +1,97 @@
+"""The sanitizer check: a candidate that came back `wrong`, `crash` or `launch_error` runs once
+more, at its smallest failing size, under compute-sanitizer; the findings, mapped to source lines
+(kgen builds with -lineinfo) and to the buffer a bad address is in, go on its Evaluation.
+
+Tools, first finding wins: memcheck (out of bounds, misaligned); for `wrong` then racecheck (only
+when the PTX uses shared memory) and initcheck (uninitialized global and shared reads). Each run
+is inside the worker's bubblewrap sandbox with a time bound; a missing tool is said, never fatal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+from kgen import toolkit
+from kgen.findings import SanitizerReport
+from kgen.gpu import sanlog, wrapped
+from kgen.wire import EvalRequest
+
+# Tool flags: the first group is always given; the second is left out on a retry, in case this
+# compute-sanitizer is older than the options (the shared address space of initcheck is new).
+_COMMON = ("--print-limit", "100")
+_OPTIONAL = ("--show-backtrace", "no", "--log-file", "{log}")
+_TOOL_OPTIONAL = {"memcheck": ("--padding", "256"), "racecheck": (),
+                  "initcheck": ("--initcheck-address-space", "all")}
+SANITIZED = ("wrong", "crash", "launch_error")
+
+
+def tools_for(verdict: str, ptx: str | None) -> tuple[str, ...]:
+    """Which tools, in order, can explain this verdict."""
+    if verdict != "wrong":
+        return ("memcheck",)
+    shared = ptx is None or re.search(r"\.shared\b", ptx) is not None
+    return ("memcheck", "racecheck", "initcheck") if shared else ("memcheck", "initcheck")
+
+
+def failing_request(request: EvalRequest, sizes: dict[str, int] | None) -> tuple[EvalRequest, str]:
+    """The request for one launch at the failing size (the smallest test size when the worker
+    could not say), and a note when it is a guess."""
+    if sizes:
+        return replace(request, test_sizes=(dict(sizes),)), ""
+    smallest = min(request.spec.test_sizes, key=request.spec.flop_count)
+    return (replace(request, test_sizes=(dict(smallest),)),
+            "the failing size is unknown (the worker died): checked at the smallest test size")
+
+
+def command(exe: str, tool: str, optional: bool = True) -> list[str]:
+    extra = (*_OPTIONAL, *_TOOL_OPTIONAL[tool]) if optional else ()
+    return [exe, "--tool", tool, *_COMMON, *extra]
+
+
+def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, int] | None,
+          ptx: str | None = None, *, timeout_s: float = 120.0, budget_s: float = 300.0,
+          unsafe: bool = False) -> SanitizerReport:
+    """Run the tools for this verdict until one finds something; a report either way."""
+    started = time.monotonic()
+    exe = toolkit.tool("compute-sanitizer")
+    if exe is None:
+        return SanitizerReport(error="compute-sanitizer not found on PATH or beside nvcc")
+    one, note = failing_request(request, sizes)
+    report = SanitizerReport(sizes=dict(one.test_sizes[0]), note=note)
+    for tool in tools_for(verdict, ptx):
+        if time.monotonic() - started > budget_s:
+            report = replace(report, note=_join(report.note, f"stopped before {tool}: the "
+                                                f"{budget_s:g} s budget was spent"))
+            break
+        found, error = run_tool(str(exe), tool, one, binary, timeout_s, unsafe)
+        report = replace(report, tools=report.tools + (tool,), findings=tuple(found),
+                         error=error)
+        if found:
+            break
+    return replace(report, seconds=round(time.monotonic() - started, 3))
+
+
+def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s: float,
+             unsafe: bool) -> tuple[list, str]:
+    """(findings, error) of one tool; retried once without the optional flags when the tool
+    itself refused to start."""
+    run = wrapped.run(command(exe, tool), request, binary, "sanitize", timeout_s=timeout_s,
+                      unsafe=unsafe)
+    if not run.probe and not run.timed_out:  # the worker never ran: the tool refused its flags?
+        run = wrapped.run(command(exe, tool, optional=False), request, binary, "sanitize",
+                          timeout_s=timeout_s, unsafe=unsafe)
+    found = sanlog.findings(run.text, tool, run.probe.get("buffers", {}))
+    if run.timed_out:
+        return found, f"{tool} did not finish within {timeout_s:g} s"
+    if not run.probe:
+        tail = run.text.strip().splitlines()[-1:] or ["no output"]
+        return found, f"{tool} did not run the worker: {tail[0][:300]}"
+    if not found and run.probe.get("error") and not run.probe.get("launched"):
+        return found, f"the launch under {tool} failed: {str(run.probe['error'])[:300]}"
+    return found, ""
+
+
+def _join(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)

@@ -1,0 +1,146 @@
+"""On a GPU with ncu and compute-sanitizer: the bottleneck class of kernels whose bottleneck is
+known, and the cheat kernels' faults explained by the sanitizer at the right source lines. Each
+test prints the record it checks, so a failure shows the numbers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kgen.arch import local_gpu
+from kgen.author.space import default, render
+from kgen.cli import KgenGroup
+from kgen.cli.gpu_cmds import bench, profile_cmd
+from kgen.compile import compile_source
+from kgen.findings import Profile
+from kgen.gpu.evaluate import EvalOptions, evaluate, profile_only
+from kgen.loop.candidate import parse_contract
+from kgen.ops import load_op
+
+pytestmark = pytest.mark.gpu
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parent.parent
+GEMM = load_op("gemm")
+SCALE = load_op(path=DATA / "specs" / "scale.yaml")
+# Validation only, no timing: the sanitizer runs on the failures, nothing is profiled.
+SANITIZE = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0, profile=False)
+
+
+def _compiled(source: str, spec):
+    target = local_gpu()[1]
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    compiled = compile_source(source, target)
+    assert compiled.ok, compiled.summary
+    return contract, compiled, target
+
+
+def profiled(source: str, spec) -> Profile:
+    contract, compiled, target = _compiled(source, spec)
+    found = profile_only(compiled, contract, spec, target)
+    assert found is not None
+    print(found.describe())
+    assert not found.error, found.error
+    return found
+
+
+def test_a_copy_is_dram_bound():
+    p = profiled((DATA / "kernels" / "scale_copy.cu").read_text(), SCALE)
+    assert p.bottleneck == "memory_dram", p.describe()
+    assert p.dram is not None and p.dram >= 60 and p.evidence[0].startswith("DRAM")
+
+
+def test_the_naive_gemm_is_latency_or_l1_bound_with_evidence():
+    p = profiled((ROOT / "reference_kernels" / "gemm" / "01_naive.cu").read_text(), GEMM)
+    assert p.bottleneck in ("memory_onchip", "latency_stalls", "latency_occupancy"), p.describe()
+    if p.bottleneck == "memory_onchip":
+        assert "L1" in p.evidence[0], p.evidence
+    assert p.evidence and (p.dram or 0) < 60 and (p.tensor or 0) < 5
+
+
+def test_deliberate_bank_conflicts_are_named():
+    p = profiled((DATA / "kernels" / "scale_bank_conflicts.cu").read_text(), SCALE)
+    assert p.bank_conflicts and p.conflict_ratio is not None and p.conflict_ratio > 0.8
+    assert "significant: pad or swizzle" in p.describe()
+
+
+def test_a_tensor_core_gemm_at_4096_cubed_is_compute_bound():
+    target = local_gpu()[1]
+    source = render(default(target, "float16"), "float16")
+    p = profiled(source, GEMM)
+    assert p.sizes == {"M": 4096, "N": 4096, "K": 4096}
+    assert p.bottleneck.startswith("compute"), p.describe()
+    assert p.tensor is not None and p.tensor > 20
+
+
+def sanitized(name: str):
+    source = (DATA / "cheats" / name).read_text()
+    contract, compiled, target = _compiled(source, GEMM)
+    result = evaluate(compiled, contract, GEMM, target, options=SANITIZE)
+    assert result is not None and result.sanitizer is not None, result
+    print(result.describe(source))
+    return result, result.sanitizer
+
+
+def test_out_of_bounds_write_is_explained_at_its_line():
+    result, report = sanitized("oob_write.cu")
+    first = report.findings[0]
+    assert (first.tool, first.line) == ("memcheck", 11), report
+    assert "write" in first.what and "past the end of C" in first.where
+    assert first.thread and first.block
+    assert "sanitizer  memcheck" in result.describe()
+
+
+def test_unguarded_tile_loads_read_past_the_inputs():
+    result, report = sanitized("oob_read_tiled.cu")
+    assert "reads past the end of A" in result.message and "never written" not in result.message
+    first = report.findings[0]
+    assert first.tool == "memcheck" and first.line in (15, 16) and "read" in first.what
+    assert "past the end of" in first.where
+
+
+def test_race_without_syncthreads_names_both_lines():
+    _, report = sanitized("race_no_sync.cu")
+    assert report.tools[-1] == "racecheck", report
+    lines = {(f.line, f.other_line) for f in report.findings}
+    assert lines & {(13, 16), (14, 16), (16, 13), (16, 14)}, report
+
+
+def test_uninitialized_shared_memory_is_named_at_the_read():
+    _, report = sanitized("uninit_smem.cu")
+    assert report.tools[-1] == "initcheck", report
+    first = report.findings[0]
+    assert first.line == 16 and "__shared__" in first.what, report
+
+
+def test_illegal_address_crash_is_explained():
+    result, report = sanitized("illegal_address.cu")
+    assert result.verdict == "crash" and report.findings and report.findings[0].line == 9, report
+
+
+def test_kgen_profile_and_bench_json_carry_the_records():
+    cli = KgenGroup(commands={"profile": profile_cmd, "bench": bench})
+    kernel = str(DATA / "cheats" / "correct_tiled.cu")
+    out = CliRunner().invoke(cli, ["profile", kernel, "--json"])
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.stdout[out.stdout.index("{"):])
+    assert record["bottleneck"] and record["kernel"] == "gemm_tiled" and not record["error"]
+    done = CliRunner().invoke(cli, ["bench", kernel, "--quick", "--json"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout[done.stdout.index("{"):])
+    assert data["verdict"] == "pass" and data["profile"]["bottleneck"]
+
+
+def test_the_swizzled_simt_layout_is_correct():
+    from kgen.author.simt import SimtParams
+
+    source = render(SimtParams(128, 128, 16, 8, 8, 2, 4, swz=1), "float32")
+    contract, compiled, target = _compiled(source, GEMM)
+    result = evaluate(compiled, contract, GEMM, target,
+                      options=replace(SANITIZE, sanitize=False))
+    assert result is not None and result.passed, result and result.message

@@ -1,0 +1,142 @@
+"""Nsight Compute output -> Profile without a GPU: recorded `--csv --page raw` logs (the format of
+ncu-feedback.md §6) through the parser and the bottleneck rule, and the profile check's command
+line and error handling with a stand-in for the wrapped worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgen.contract import Contract, Launch
+from kgen.findings import Profile
+from kgen.gpu import ncu, profile, wrapped
+from kgen.ops import load_op
+from kgen.wire import PROFILE_WARMUP, EvalRequest
+
+DATA = Path(__file__).parent / "data" / "ncu"
+SPEC = load_op("gemm")
+SIZES = {"M": 4096, "N": 4096, "K": 4096}
+
+
+def summary(name: str) -> Profile:
+    (row,) = ncu.parse_csv((DATA / name).read_text())
+    return ncu.summarize(row, SIZES)
+
+
+def test_rows_are_read_by_column_name_with_separators_and_prof_lines_skipped():
+    (row,) = ncu.parse_csv((DATA / "copy_dram.csv").read_text())
+    assert row["Kernel Name"] == "copy_f32" and row["Grid Size"] == "(1048576, 1, 1)"
+    assert ncu.number(row["dram__bytes_read.sum"]) == 1_073_741_824
+    assert ncu.number("n/a") is None and ncu.number(None) is None
+
+
+def test_a_copy_is_dram_bound_at_the_roofline():
+    p = summary("copy_dram.csv")
+    assert (p.bottleneck, p.at_roofline) == ("memory_dram", True)
+    assert p.evidence[0] == "DRAM 88% of peak" and p.time_us == pytest.approx(499.712)
+    assert p.dram_bytes == 2 * 1_073_741_824 and not p.missing
+    text = p.describe()
+    assert "memory_dram at the roofline" in text and "only fewer bytes" in text
+    assert "top stalls: long_scoreboard 412%" in text
+
+
+def test_a_tensor_core_gemm_is_compute_bound_not_memory_bound():
+    p = summary("tensor_gemm.csv")
+    assert (p.bottleneck, p.at_roofline) == ("compute_tensor", True)
+    assert p.evidence == ("tensor pipe 97%", "DRAM 19%")
+    assert p.limiter == "registers" and p.occupancy_limit == 18.75
+    assert not p.bank_conflicts  # 202 K store conflicts against 8.5 M store wavefronts
+
+
+def test_a_tiny_grid_is_latency_bound_with_its_grid_named():
+    p = summary("small_grid.csv")
+    assert p.bottleneck == "latency_small_grid"
+    assert p.evidence[:2] == ("grid of 16 blocks for 132 SMs", "0.02 waves")
+    assert "persistent grid" in p.hint()
+
+
+def test_bank_conflicts_are_named_with_their_share_of_wavefronts():
+    p = summary("bank_conflicts.csv")
+    assert p.bank_conflicts and p.conflict_ratio == pytest.approx(4_063_232 / 4_194_304)
+    assert p.bottleneck == "latency_stalls" and p.stalls[0] == ("mio_throttle", 161.0)
+    text = p.describe()
+    assert ("bank conflicts: 4.1M on loads, 127,008 on stores (worse side: 97% of its "
+            "wavefronts); significant: pad or swizzle") in text
+    assert "fix bank conflicts" in text
+
+
+def test_occupancy_limited_by_registers_and_a_missing_metric_is_listed():
+    p = summary("register_limited.csv")
+    assert p.bottleneck == "latency_occupancy" and p.limiter == "registers"
+    assert "occupancy 21% of 50% possible" in p.evidence
+    assert p.missing == ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",)
+    assert p.tensor is None and "not measured: sm__pipe_tensor" in p.describe()
+
+
+def test_profile_survives_json():
+    p = summary("bank_conflicts.csv")
+    assert Profile.from_json(p.to_json()) == p
+
+
+def _request(launches=("gemm_k",)) -> EvalRequest:
+    contract = Contract("gemm", "float32", tuple(
+        Launch(k, ("cdiv(N,16)", "cdiv(M,16)", "1"), ("16", "16", "1"), "0",
+               ("A", "B", "C", "M", "N", "K"), 3) for k in launches))
+    return EvalRequest(SPEC, contract, "float32", SPEC.test_sizes, (SIZES,), 1)
+
+
+def test_command_measures_one_launch_per_kernel_after_the_warmup():
+    cmd = profile.command("/usr/bin/ncu", _request(("pass1", "pass2")).contract)
+    assert cmd[:5] == ["/usr/bin/ncu", "--target-processes", "all", "--clock-control", "none"]
+    assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(pass1|pass2)$"
+    assert cmd[cmd.index("--launch-skip") + 1] == str(2 * PROFILE_WARMUP)
+    assert cmd[cmd.index("--launch-count") + 1] == "2"
+    assert set(cmd[cmd.index("--metrics") + 1].split(",")) == set(ncu.METRICS)
+    assert "--csv" in cmd and cmd[cmd.index("--page") + 1] == "raw"
+
+
+def test_two_launches_profile_the_longest_and_list_the_other():
+    run = wrapped.Wrapped((DATA / "two_launches.csv").read_text(), "", {"launched": True})
+    p = profile.read(run, _request(("softmax_max", "softmax_norm")))
+    assert p.kernel == "softmax_norm" and p.bottleneck == "memory_dram"
+    assert p.others and p.others[0].startswith("softmax_max: 120.0 us, memory_dram")
+
+
+@pytest.fixture
+def fake_ncu(monkeypatch, tmp_path):
+    exe = tmp_path / "ncu"
+    exe.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(profile.toolkit, "tool", lambda name: exe if name == "ncu" else None)
+    monkeypatch.setattr(profile, "_unusable", None)
+    calls = []
+
+    def run(log, output="", probe=None):
+        def fake(tool, request, binary, mode, **kw):
+            calls.append((tool, mode))
+            return wrapped.Wrapped(log, output, probe or {})
+        monkeypatch.setattr(profile.wrapped, "run", fake)
+        return calls
+    return run
+
+
+def test_no_permission_is_reported_once_and_remembered(fake_ncu):
+    calls = fake_ncu((DATA / "no_permission.txt").read_text())
+    first = profile.collect(_request(), b"cubin")
+    assert "ERR_NVGPUCTRPERM" in first.error
+    assert "NVreg_RestrictProfilingToAdminUsers" in first.error
+    again = profile.collect(_request(), b"cubin")
+    assert again.error == first.error and len(calls) == 1  # not tried a second time
+    assert again.describe().startswith("profile  none: no permission")
+
+
+def test_nothing_profiled_says_why(fake_ncu):
+    fake_ncu("==WARNING== No kernels were profiled.\n", probe={"error": "crash: boom"})
+    p = profile.collect(_request(), b"cubin")
+    assert "no launch of the candidate" in p.error and "No kernels were profiled" in p.error
+    assert "worker: crash: boom" in p.error
+
+
+def test_missing_ncu_is_a_record_not_an_error(monkeypatch):
+    monkeypatch.setattr(profile.toolkit, "tool", lambda name: None)
+    assert profile.collect(_request(), b"cubin").error.startswith("ncu (Nsight Compute) not found")

@@ -53,6 +53,8 @@ class Timing:
     tflops: float | None = None
     gbps: float | None = None
     roofline_fraction: float | None = None  # of the measured peak that bounds this op
+    bound: str = ""  # which peak bounds it: "memory" (copy bandwidth) or "compute" (matmul rate)
+    compiled_ms: float | None = None  # torch.compile of the baseline, where timed and it worked
 
     @property
     def speedup(self) -> float | None:
@@ -80,8 +82,12 @@ class Timing:
             base = (f", {self.speedup:.2f}x of {self.baseline or 'baseline'} "
                     f"({self.baseline_ms:.3f} ms)")
         roof = f", {self.roofline_fraction:.0%} of roofline" if self.roofline_fraction else ""
+        if roof and self.bound:
+            roof += f" ({self.bound}-bound)"
+        compiled = (f", {self.compiled_ms / self.ms:.2f}x of torch.compile "
+                    f"({self.compiled_ms:.3f} ms)" if self.compiled_ms and self.ms > 0 else "")
         spread = f" (p20-p80 {self.p20_ms:.3f}-{self.p80_ms:.3f})"
-        return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{roof}"
+        return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{compiled}{roof}"
 
 
 @dataclass(frozen=True)

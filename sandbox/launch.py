@@ -12,8 +12,9 @@ from typing import Any
 
 from kgen.contract import Contract, Launch
 from kgen.dtypes import DTYPES
+from kgen.sandbox.compare import INT_POISON
 from kgen.sandbox.rejected import Rejected
-from kgen.spec import OpSpec
+from kgen.spec import Entry, OpSpec, Param
 
 NOT_READY = 600  # cudaErrorNotReady: the event's work is still running
 REGISTERS_PER_SM = 65536
@@ -71,9 +72,9 @@ class Buffer:
                 f"{GUARD} elements); check the bounds checks on the last rows/columns")
 
 
-def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
-             device: str = "cuda") -> dict[str, Buffer]:
-    """Guarded buffers for every tensor of the op (on the GPU in the worker); outputs NaN."""
+def allocate(spec: OpSpec, sizes: Entry, dtype: str, device: str = "cuda") -> dict[str, Buffer]:
+    """Guarded buffers for every tensor of the op in its dtype (on the GPU in the worker);
+    outputs poisoned."""
     import torch
 
     buffers = {}
@@ -82,7 +83,8 @@ def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
         count = 1
         for dim in shape:
             count *= dim
-        flat = torch.empty(count + 2 * GUARD, dtype=torch_dtype(dtype), device=device)
+        kind = torch_dtype(spec.tensor_dtype(tensor, dtype))
+        flat = torch.empty(count + 2 * GUARD, dtype=kind, device=device)
         data = flat[GUARD:GUARD + count].view(shape)
         buffers[tensor.name] = Buffer(tensor.name, flat, data, tensor.role)
         buffers[tensor.name].arm()
@@ -91,10 +93,14 @@ def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
 
 
 def poison(buffers: dict[str, Buffer]) -> None:
-    """NaN into every output, so anything the kernel does not write is visible."""
+    """NaN into every float output, a recognisable pattern into integer ones (INT_POISON), so
+    anything the kernel does not write is visible."""
     for buf in buffers.values():
         if buf.role == "output":
-            buf.data.fill_(float("nan"))
+            if buf.data.is_floating_point():
+                buf.data.fill_(float("nan"))
+            else:
+                buf.data.fill_(INT_POISON.get(buf.data.element_size(), -1))
 
 
 def load_module(path: Path, contract: Contract) -> dict[str, Any]:
@@ -130,7 +136,7 @@ def device_limits() -> dict[str, int]:
             "threads": int(attrs.get("MaxThreadsPerBlock", 1024))}
 
 
-def check_dims(launch: Launch, sizes: dict[str, int], func: Any,
+def check_dims(launch: Launch, sizes: Entry, func: Any,
                limits: dict[str, int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Evaluate grid/block/smem and refuse impossible ones with the arithmetic spelled out."""
     grid, block, smem = launch.dims(sizes)
@@ -173,28 +179,39 @@ def _attribute(func: Any, name: str) -> int:
         return 0
 
 
-def _sizes(sizes: dict[str, int]) -> str:
+def _sizes(sizes: Entry) -> str:
     return " ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 class Runner:
     """Launches the contract's kernels in order on the legacy default stream (shared with torch)."""
 
-    def __init__(self, functions: dict[str, Any], contract: Contract, limits: dict[str, int]):
+    def __init__(self, functions: dict[str, Any], contract: Contract, limits: dict[str, int],
+                 params: tuple[Param, ...] = ()):
         self.functions = functions
         self.contract = contract
         self.limits = limits
+        self.params = {p.name: p for p in params}
 
-    def prepare(self, buffers: dict[str, Buffer], sizes: dict[str, int]) -> list[tuple]:
-        """(name, function, grid, block, args, smem) per launch, checked once per size."""
+    def argument(self, name: str, buffers: dict[str, Buffer], sizes: Entry) -> Any:
+        """A tensor's device pointer, a parameter in its C type (its value at this entry), or a
+        size symbol as int."""
         import numpy as np
 
+        if name in buffers:
+            return np.uint64(buffers[name].data.data_ptr())
+        if name in self.params:
+            param = self.params[name]
+            return getattr(np, param.dtype)(sizes.get(name, param.value))  # np.float32 ...
+        return np.int32(sizes[name])
+
+    def prepare(self, buffers: dict[str, Buffer], sizes: Entry) -> list[tuple]:
+        """(name, function, grid, block, args, smem) per launch, checked once per size."""
         calls = []
         for launch in self.contract.launches:
             func = self.functions[launch.kernel]
             grid, block, smem = check_dims(launch, sizes, func, self.limits)
-            args = tuple(np.uint64(buffers[a].data.data_ptr()) if a in buffers
-                         else np.int32(sizes[a]) for a in launch.args)
+            args = tuple(self.argument(a, buffers, sizes) for a in launch.args)
             calls.append((launch.kernel, func, grid, block, args, smem))
         return calls
 

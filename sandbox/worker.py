@@ -32,6 +32,7 @@ def _setup_torch() -> Any:
                  "allow_bf16_reduced_precision_reduction"):
         if hasattr(torch.backends.cuda.matmul, name):
             setattr(torch.backends.cuda.matmul, name, False)
+    torch.set_grad_enabled(False)  # references and baselines are inference; no autograd cost
     torch.cuda.init()
     return torch
 
@@ -62,7 +63,7 @@ def evaluate(workdir: Path) -> Evaluation:
                           f"{type(exc).__name__}: {exc}"[:500], extra={"environment": True})
     device = f"{info['name']}, sm_{info['cc']}"
     functions = load_module(workdir / BINARY_FILE, req.contract)
-    runner = Runner(functions, req.contract, device_limits())
+    runner = Runner(functions, req.contract, device_limits(), req.spec.params)
     checks = []
     runs = validate(runner, req.spec, req.dtype, req.test_sizes, req.seed, req.input_sets,
                     req.kernel_timeout_s)
@@ -73,11 +74,18 @@ def evaluate(workdir: Path) -> Evaluation:
         peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
                                            info["clock_hz"], timing.measure_bandwidth()),
                         measured_flops=timing.measure_matmul_rate(req.dtype))
+        notes = set()
         for i, sizes in enumerate(req.bench_sizes):
-            timings.append(timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
-                                         req.bench_budget_s, req.kernel_timeout_s, peaks))
-        checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}, "
-                      f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
+            measured, note = timing.measure(runner, req.spec, req.dtype, sizes,
+                                            req.seed + 31 * i, req.bench_budget_s,
+                                            req.kernel_timeout_s, peaks, req.compile_baseline)
+            timings.append(measured)
+            notes.add(note)
+        also = " and torch.compile of it" if req.compile_baseline else ""
+        checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}"
+                      f"{also}, L2 flushed before each launch; roofline from "
+                      f"{roofline.describe(peaks)}")
+        checks += sorted(n for n in notes if n)
     if req.revalidate_sizes:
         validate(runner, req.spec, req.dtype, req.revalidate_sizes, req.seed + 999_983, 2,
                  req.kernel_timeout_s, stage=", after timing")

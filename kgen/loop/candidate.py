@@ -131,12 +131,14 @@ def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
     if symbols is not None and spec is not None:
         for e in (*grid, *block, smem):
             expr.check(e, symbols)
-        known = symbols | {t.name for t in spec.tensors}
+        known = symbols | {t.name for t in spec.tensors} | {p.name for p in spec.params}
         unknown = [a for a in args if a not in known]
         if unknown:
+            params = (f" or parameters ({', '.join(p.name for p in spec.params)})"
+                      if spec.params else "")
             raise ValueError(f"unknown argument(s) {', '.join(unknown)}; arguments are tensors "
-                             f"({', '.join(t.name for t in spec.tensors)}) or sizes "
-                             f"({', '.join(spec.sizes)})")
+                             f"({', '.join(t.name for t in spec.tensors)}), sizes "
+                             f"({', '.join(spec.sizes)}){params}")
     return Launch(parts[0], grid, block, smem, args, line)
 
 

@@ -55,6 +55,7 @@ class Timing:
     roofline_fraction: float | None = None  # of the measured peak that bounds this op
     bound: str = ""  # which peak bounds it: "memory" (copy bandwidth) or "compute" (matmul rate)
     compiled_ms: float | None = None  # torch.compile of the baseline, where timed and it worked
+    params: dict[str, Any] = field(default_factory=dict)  # parameters this entry overrides
 
     @property
     def speedup(self) -> float | None:
@@ -62,7 +63,8 @@ class Timing:
 
     @property
     def size_label(self) -> str:
-        return "x".join(str(v) for v in self.sizes.values())
+        overrides = "".join(f" {k}={v}" for k, v in self.params.items())
+        return "x".join(str(v) for v in self.sizes.values()) + overrides
 
     def short(self) -> str:
         """`1.920 ms, 0.41x of baseline`: for progress lines and table cells."""

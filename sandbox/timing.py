@@ -181,4 +181,5 @@ def _timing(spec: OpSpec, dtype: str, sizes: Entry, cand_ms: list[float],
                   flops / (ms * 1e-3) / 1e12 if flops else None,
                   nbytes / (ms * 1e-3) / 1e9,
                   roofline.fraction(ms, flops, nbytes, peaks, dtype),
-                  roofline.bound_by(flops, nbytes, peaks, dtype), compiled_ms)
+                  roofline.bound_by(flops, nbytes, peaks, dtype), compiled_ms,
+                  {k: v for k, v in sizes.items() if k not in spec.sizes})

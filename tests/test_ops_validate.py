@@ -4,10 +4,14 @@ with a pattern, row sums, and the whole-output relative check that zeros and con
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
 from kgen.sandbox import reference
 from kgen.sandbox.compare import INT_POISON, compare_exact, relative_error, row_sums_problem
@@ -176,3 +180,28 @@ def test_the_compiled_baseline_matches_the_eager_one():
     inputs = make_inputs(SOFTMAX, sizes, "float32", 2)
     eager, make_compiled = reference.baseline(SOFTMAX, inputs, sizes, torch.float32)
     assert torch.allclose(make_compiled()(), eager())
+
+
+CHEATS = Path(__file__).parent / "data" / "cheats"
+TIES = load_op(path=Path(__file__).parent / "data" / "specs" / "argmax_ties" / "spec.yaml")
+
+
+@pytest.mark.parametrize("path", sorted(CHEATS.glob("*.cu")), ids=lambda p: p.stem)
+def test_every_cheat_names_its_verdict_and_parses_against_its_spec(path):
+    source = path.read_text()
+    assert re.search(r"^// expect-verdict: \w+", source, re.MULTILINE)
+    named = re.search(r"^// test-spec: (\w+)", source, re.MULTILINE)
+    bare, _ = parse_contract(source, None)
+    spec = TIES if named else load_op(bare.op)
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+
+
+def test_the_ties_spec_makes_ties_that_a_last_index_argmax_gets_wrong():
+    sizes = {"M": 64, "N": 129}
+    x = make_inputs(TIES, sizes, "float32", 5)["X"]
+    assert set(x.unique().tolist()) <= set(range(8))
+    ref = compute_reference(TIES, "float32", {"X": x}, sizes, on_gpu=False)["I"]
+    last = x.shape[-1] - 1 - torch.argmax(x.flip(-1), dim=-1)  # the cheat's rule
+    assert int((last != ref).sum()) > 32  # most rows have a tied maximum
+    assert not compare_exact(last, ref, "I").ok

@@ -1,7 +1,7 @@
 """The `kgen` command: parse arguments, call one stage or a Run, print. Nothing else.
 
 Commands live beside this module: compile_cmd (kgen compile), run_cmds (generate, fix),
-gpu_cmds (bench, doctor); progress prints a run's attempts on stderr.
+gpu_cmds (bench, doctor), spec_cmd (kgen spec); progress prints a run's attempts on stderr.
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ def _register() -> None:
     from kgen.cli.compile_cmd import compile_file
     from kgen.cli.gpu_cmds import bench, doctor
     from kgen.cli.run_cmds import fix, generate
+    from kgen.cli.spec_cmd import spec
 
-    for command in (compile_file, generate, fix, bench, doctor):
+    for command in (compile_file, generate, fix, bench, doctor, spec):
         command.epilog = EXIT_CODES
         main.add_command(command)
 

@@ -23,7 +23,8 @@ def attempt_row(a: Attempt) -> str:
     return f"| {a.number} | {a.round} | {choices} | {a.status} | {res or '-'} | {time or '-'} |"
 
 
-def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str:
+def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str,
+           extra: list[str] | tuple[str, ...] = ()) -> str:
     best = trajectory.best
     lines = [f"# kgen {task.label}", "",
              f"- model: {model}",
@@ -42,4 +43,6 @@ def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str
         last = trajectory.attempts[-1]
         lines += ["", f"## Last attempt ({last.number}) feedback", "", "```", last.feedback(),
                   "```"]
+    if extra:
+        lines += ["", *extra]
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ from kgen.spec import CHECKS, DISTS, PARAM_DTYPES, ROLES, Init, Param, Reference
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Names a kernel argument cannot have: C++ keywords kgen's prompts and ModelNew would clash with.
-_RESERVED = frozenset({"int", "float", "double", "char", "void", "long", "short", "const", "auto",
+RESERVED = frozenset({"int", "float", "double", "char", "void", "long", "short", "const", "auto",
                        "register", "signed", "unsigned", "struct", "class", "union", "enum",
                        "template", "typename", "namespace", "new", "delete", "this", "operator",
                        "ELEM", "cdiv", "min", "max"})
@@ -43,7 +43,7 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 
 
 def identifier(name: Any, where: str) -> str:
-    if not isinstance(name, str) or not IDENT.fullmatch(name) or name in _RESERVED:
+    if not isinstance(name, str) or not IDENT.fullmatch(name) or name in RESERVED:
         raise ValueError(f"field '{where}': {name!r} is not a usable name (letters, digits and _, "
                          "not starting with a digit, not a C++ keyword)")
     return name

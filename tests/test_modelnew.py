@@ -1,7 +1,8 @@
 """KernelBench out: model_new.py is self-contained Python that KernelBench's evaluator can exec(),
 its ModelNew has Model's constructor, parameters (the same weights given the same seed) and
 forward signature, and launches the kernel per its contract (checked here with a stand-in driver;
-the real one is in test_kernelbench_gpu.py). A scripted `kgen generate --kernelbench` run writes it."""
+the real one is in test_kernelbench_gpu.py). A scripted `kgen generate --kernelbench` run
+writes it."""
 
 from __future__ import annotations
 

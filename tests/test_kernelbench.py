@@ -140,3 +140,22 @@ def test_a_kernelbench_output_is_checked_like_any_other():
     buffers["out0"].data.copy_(values)
     buffers["out1"].data.copy_(indices)
     check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here")
+
+
+def test_the_prompt_shows_the_problem_and_a_contract_example_that_parses():
+    import re
+
+    from kgen.arch import parse_arch
+    from kgen.loop import prompts
+    from kgen.loop.candidate import parse_contract
+    from kgen.loop.task import Task
+
+    spec = _load("l1_max_with_index.py")
+    user = prompts.build_messages(Task("generate", parse_arch("sm_90"), spec, "float32"),
+                                  ())[1]["content"]
+    assert "this KernelBench problem's `Model.forward`" in user
+    assert "values, indices = torch.max(x, dim=-1)" in user  # the problem's source
+    assert "`out1`: output, shape [rows], row-major and contiguous, passed as `long long*`" in user
+    (example,) = re.findall(r"```cuda\n(.*?)```", user, re.DOTALL)
+    contract, problems = parse_contract(example + "{}\n", spec)
+    assert problems == () and contract.launches[0].args == ("x", "out0", "out1", "rows", "cols")

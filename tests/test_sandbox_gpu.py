@@ -80,6 +80,13 @@ def test_descriptions_say_what_is_wrong():
     assert "input set 2 of 3" in run(CHEATS / "cached_device_state.cu", CHEAT_OPTIONS).message
 
 
+def test_the_new_checks_say_what_is_wrong():
+    zeros = run(CHEATS / "softmax_zeros.cu", CHEAT_OPTIONS).message
+    assert "outputs of Y off" in zeros
+    ties = run(CHEATS / "argmax_last_tie.cu", CHEAT_OPTIONS).message
+    assert "outputs of I off" in ties and "expected" in ties
+
+
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)
 def test_correct_kernels_pass_and_are_timed_after_the_faults(path):
     result = run(path, EvalOptions.quick(SPEC))

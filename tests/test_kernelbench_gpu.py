@@ -63,6 +63,7 @@ def _arch() -> str:
 
 
 def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
+    pytest.importorskip("openai")  # a GPU machine without registries may lack it (README)
     problem = DATA / "l2_gemm_bias_gelu.py"
     with ChatServer() as server:
         server.push(completion(fenced((KERNELS / "l2_gemm_bias_gelu.cu").read_text())))

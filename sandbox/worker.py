@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kgen.sandbox.rejected import Rejected
-from kgen.verdict import Evaluation
+from kgen.verdict import Evaluation, Timing
 from kgen.wire import BINARY_FILE, REQUEST_FILE, RESULT_FILE, EvalRequest
 
 
@@ -50,7 +50,6 @@ def device_info() -> dict[str, Any]:
 
 def evaluate(workdir: Path) -> Evaluation:
     """Validate, time, re-validate; the first failed check raises Rejected."""
-    from kgen.sandbox import roofline, timing
     from kgen.sandbox.launch import Runner, device_limits, load_module
     from kgen.sandbox.validate import validate
 
@@ -68,24 +67,12 @@ def evaluate(workdir: Path) -> Evaluation:
     runs = validate(runner, req.spec, req.dtype, req.test_sizes, req.seed, req.input_sets,
                     req.kernel_timeout_s)
     checks.append(f"validated {len(req.test_sizes)} sizes x {req.input_sets} fresh input sets "
-                  f"({runs} runs): outputs poisoned with NaN, guard bands and inputs checked")
-    timings = []
+                  f"({runs} runs): outputs poisoned (NaN; a pattern for integers), guard bands, "
+                  "inputs and weights checked")
+    timings: list[Timing] = []
     if req.bench_sizes:
-        peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
-                                           info["clock_hz"], timing.measure_bandwidth()),
-                        measured_flops=timing.measure_matmul_rate(req.dtype))
-        notes = set()
-        for i, sizes in enumerate(req.bench_sizes):
-            measured, note = timing.measure(runner, req.spec, req.dtype, sizes,
-                                            req.seed + 31 * i, req.bench_budget_s,
-                                            req.kernel_timeout_s, peaks, req.compile_baseline)
-            timings.append(measured)
-            notes.add(note)
-        also = " and torch.compile of it" if req.compile_baseline else ""
-        checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}"
-                      f"{also}, L2 flushed before each launch; roofline from "
-                      f"{roofline.describe(peaks)}")
-        checks += sorted(n for n in notes if n)
+        timings, timed = _time_all(runner, req, info)
+        checks += timed
     if req.revalidate_sizes:
         validate(runner, req.spec, req.dtype, req.revalidate_sizes, req.seed + 999_983, 2,
                  req.kernel_timeout_s, stage=", after timing")
@@ -93,6 +80,27 @@ def evaluate(workdir: Path) -> Evaluation:
                       "timing")
     return Evaluation("pass", f"all checks passed at {len(req.test_sizes)} sizes", tuple(timings),
                      device, checks=tuple(checks))
+
+
+def _time_all(runner: Any, req: EvalRequest, info: dict[str, Any]
+              ) -> tuple[list[Timing], list[str]]:
+    """Every bench size timed against the baseline; the timings and what the checks say."""
+    from kgen.sandbox import roofline, timing
+
+    peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"], info["clock_hz"],
+                                       timing.measure_bandwidth()),
+                    measured_flops=timing.measure_matmul_rate(req.dtype))
+    timings, notes = [], set()
+    for i, sizes in enumerate(req.bench_sizes):
+        measured, note = timing.measure(runner, req.spec, req.dtype, sizes, req.seed + 31 * i,
+                                        req.bench_budget_s, req.kernel_timeout_s, peaks,
+                                        req.compile_baseline)
+        timings.append(measured)
+        notes.add(note)
+    also = " and torch.compile of it" if req.compile_baseline else ""
+    checks = [f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}{also}, L2 "
+              f"flushed before each launch; roofline from {roofline.describe(peaks)}"]
+    return timings, checks + sorted(n for n in notes if n)
 
 
 def run_canary() -> Evaluation:

@@ -92,16 +92,10 @@ def _describe(t: Any) -> dict[str, Any]:
     return {"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
 
 
-def probe(path: Path) -> dict[str, Any]:
-    """The problem's inputs, weights, outputs, int constants and flop count, or Refused."""
+def _instantiate(path: Path, source: str) -> tuple[dict[str, Any], Any, list[Any]]:
+    """Exec the file on the meta device: its namespace, Model(*get_init_inputs()), get_inputs()."""
     import torch
-    from torch.utils.flop_counter import FlopCounterMode
 
-    source = path.read_text()
-    static = random_calls(source)
-    if static:
-        raise Refused(f"forward uses randomness ({'; '.join(static)}): its output is not a "
-                      "function of its inputs")
     space: dict[str, Any] = {"__name__": "kgen_kernelbench_problem", "__file__": str(path)}
     with torch.device("meta"):
         exec(compile(source, str(path), "exec"), space)
@@ -116,6 +110,20 @@ def probe(path: Path) -> dict[str, Any]:
     if bad:
         raise Refused(f"get_inputs() item {bad[0]} is a {type(inputs[bad[0]]).__name__}: only "
                       "tensors convert (pass other values through get_init_inputs)")
+    return space, model, inputs
+
+
+def probe(path: Path) -> dict[str, Any]:
+    """The problem's inputs, weights, outputs, int constants and flop count, or Refused."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    source = path.read_text()
+    static = random_calls(source)
+    if static:
+        raise Refused(f"forward uses randomness ({'; '.join(static)}): its output is not a "
+                      "function of its inputs")
+    space, model, inputs = _instantiate(path, source)
     counter = FlopCounterMode(display=False)
     try:
         with torch.device("meta"), counter, _watcher(inputs):
@@ -128,7 +136,7 @@ def probe(path: Path) -> dict[str, Any]:
     if not outs or not all(isinstance(t, torch.Tensor) for t in outs):
         raise Refused(f"forward returns {type(out).__name__}: only a tensor or a tuple of "
                       "tensors converts")
-    weights = [(n, t) for n, t in [*model.named_parameters(), *model.named_buffers()]]
+    weights = [*model.named_parameters(), *model.named_buffers()]
     constants = {k: v for k, v in space.items() if type(v) is int and not k.startswith("_")}
     return {"inputs": [{"name": n, **_describe(t)}
                        for n, t in zip(_forward_names(model, len(inputs)), inputs, strict=True)],

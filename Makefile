@@ -20,7 +20,7 @@ test-quick:         ## the same without the slow tests (no install, no lint)
 test-gpu:           ## on a GPU machine: the GPU tests (sandbox cheats, author kernels, GPU loop)
 	$(PYTHON) -m pytest -q -m gpu $(PYTEST_ARGS)
 
-bench:              ## on a GPU machine: naive, builtin best, cuBLAS, Triton side by side
+bench:              ## on a GPU machine: the gemm table (naive, builtin, cuBLAS, Triton) and the ops table
 	$(PYTHON) -m benchmarks.bench_table $(BENCH_ARGS)
 
 device-check:       ## on a GPU machine without registries: carried bwrap/wheels, test-gpu, bench

@@ -1,8 +1,13 @@
-"""`make bench`: gemm side by side on the local GPU — the reference naive kernel, the builtin
-author's best after a fixed budget, cuBLAS and (where installed) Triton — at the spec's bench sizes.
+"""`make bench`: two tables on the local GPU.
 
-Every kernel of ours is validated and timed by the same sandboxed worker as any candidate (cuBLAS is
-timed interleaved with it); Triton is timed the same way in a process of its own.
+The gemm table: the reference naive kernel, the builtin author's best after a fixed budget, cuBLAS
+and (where installed) Triton, at gemm's bench sizes. The ops table (benchmarks/ops_table.py):
+every shipped op at its first bench size, naive / builtin best / torch eager / torch.compile with
+their share of the roofline.
+
+Every kernel of ours is validated and timed by the same sandboxed worker as any candidate (cuBLAS
+and torch eager are timed interleaved with it); Triton and torch.compile are timed the same way in
+processes of their own.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from benchmarks import ops_table
 from kgen.arch import local_gpu, parse_arch
 from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
@@ -42,8 +48,9 @@ def bench_source(source: str, task: Task, budget_s: float) -> Evaluation:
 
 def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str, str]:
     """Run the generate loop with the builtin author; (best source, its choices, an account)."""
-    config = RunConfig("generate", task.arch.name, op="gemm", dtype=task.dtype, rounds=rounds,
-                       patience=3)
+    assert task.spec is not None
+    config = RunConfig("generate", task.arch.name, op=task.spec.name, dtype=task.dtype,
+                       rounds=rounds, patience=3)
     run = Run.start(config, out, BuiltinModel())
     summary = run.execute()
     best_source = Path(summary.best).read_text() if summary.best and summary.validated else None
@@ -126,13 +133,57 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def gemm_table(arch, dtypes: str, rounds: int, budget: float, out: Path, stamp: str
+               ) -> tuple[list[dict], list[str], dict[str, Evaluation]]:
+    """The gemm rows and notes; the builtin best per dtype (the ops table reuses float32's)."""
+    spec = load_op("gemm")
+    rows, notes, bests = [], [], {}
+    for dtype in dtypes.split(","):
+        task = Task("generate", arch, spec, dtype)
+        naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
+        triton = triton_times(dtype, list(spec.bench_sizes))
+        for target in targets(arch, dtype):  # on Hopper also sm_90a (the wgmma template)
+            label = dtype if target == arch else f"{dtype} {target.name}"
+            task = Task("generate", target, spec, dtype)
+            source, config, account = builtin_best(
+                task, rounds, out / f"bench-{stamp}-{label.replace(' ', '-')}")
+            best = bench_source(source, task, budget) if source else None
+            if best is not None and target == arch:
+                bests[dtype] = best
+            notes.append(f"{label}: builtin {account}; naive {naive.verdict}"
+                         + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
+            rows += rows_for(label, spec, naive, best, triton, config)
+    return rows, notes, bests
+
+
+def ops_builtin(gemm_bests: dict[str, Evaluation], rounds: int, budget: float, out: Path,
+                stamp: str) -> ops_table.Builtin:
+    """The builtin author's best for an op of the ops table: gemm's from the gemm table when it
+    ran, else a short generate loop, its best timed like the naive kernel."""
+    def best(task: Task) -> Evaluation | None:
+        assert task.spec is not None and task.dtype is not None
+        if task.spec.name == "gemm" and task.dtype in gemm_bests:
+            return gemm_bests[task.dtype]
+        source, _, _ = builtin_best(task, rounds, out / f"bench-{stamp}-{task.spec.name}")
+        return ops_table.run_kernel(source, task, budget) if source else None
+    return best
+
+
 @click.command()
-@click.option("--dtypes", default="float32,float16,bfloat16", show_default=True)
+@click.option("--dtypes", default="float32,float16,bfloat16", show_default=True,
+              help="gemm table dtypes (empty: no gemm table).")
 @click.option("--rounds", default=6, show_default=True, help="Builtin author's budget per dtype.")
 @click.option("--budget", default=1.5, show_default=True, help="Timing seconds per size.")
+@click.option("--ops", default="all", show_default=True,
+              help="Ops table: comma-separated shipped ops, `all`, or empty for none.")
+@click.option("--ops-dtype", default="float32", show_default=True)
+@click.option("--ops-budget", default=0.3, show_default=True, help="Ops table timing seconds.")
+@click.option("--ops-rounds", default=4, show_default=True,
+              help="Builtin author's budget per op it can write (gemm reuses the gemm table).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
-def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
-    """Print the side-by-side gemm table (and save it as JSON under --out)."""
+def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_budget: float,
+         ops_rounds: int, out: Path) -> None:
+    """Print the gemm table and the ops table (and save them as JSON under --out)."""
     gpu = local_gpu()
     if gpu is None:
         click.echo("kgen bench table: no CUDA GPU here; run `make bench` on a GPU machine",
@@ -140,28 +191,27 @@ def main(dtypes: str, rounds: int, budget: float, out: Path) -> None:
         sys.exit(3)
     name, local = gpu
     arch = parse_arch(local.name)
-    spec = load_op("gemm")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    rows, notes = [], []
-    for dtype in dtypes.split(","):
-        task = Task("generate", arch, spec, dtype)
-        naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
-        triton = triton_times(dtype, list(spec.bench_sizes))
-        for target in targets(arch, dtype):
-            label = dtype if target == arch else f"{dtype} {target.name}"
-            task = Task("generate", target, spec, dtype)
-            source, config, account = builtin_best(task, rounds,
-                                                   out / f"bench-{stamp}-{label.replace(' ', '-')}")
-            best = bench_source(source, task, budget) if source else None
-            notes.append(f"{label}: builtin {account}; naive {naive.verdict}"
-                         + (f"; best {best.verdict} {best.message[:200]}" if best else ""))
-            rows += rows_for(label, spec, naive, best, triton, config)
+    rows, notes, bests = gemm_table(arch, dtypes, rounds, budget, out, stamp) if dtypes else (
+        [], [], {})
+    op_rows, op_notes = [], []
+    if ops:
+        op_rows, op_notes = ops_table.measure_ops(
+            arch, ops_dtype, ops_table.all_ops(ops), ops_budget,
+            ops_builtin(bests, ops_rounds, ops_budget, out, stamp))
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"bench-{stamp}.json").write_text(json.dumps({"gpu": name, "rows": rows,
-                                                         "notes": notes}, indent=2))
-    click.echo(f"\ngemm on {name} ({local.name}), {stamp}; median of timed launches, L2 flushed")
-    click.echo("\n".join(notes))
-    click.echo(table(rows))
+    (out / f"bench-{stamp}.json").write_text(json.dumps(
+        {"gpu": name, "rows": rows, "notes": notes, "ops_rows": op_rows,
+         "ops_notes": op_notes}, indent=2))
+    click.echo(f"\n{name} ({local.name}), {stamp}; median of timed launches, L2 flushed")
+    if rows:
+        click.echo("\ngemm\n" + "\n".join(notes))
+        click.echo(table(rows))
+    if op_rows:
+        click.echo(f"\nops ({ops_dtype}, first bench size; in brackets: share of the roofline, "
+                   "from the measured copy bandwidth or cuBLAS's matmul rate)")
+        click.echo("\n".join(op_notes))
+        click.echo(ops_table.table(op_rows))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Evaluate a spec's torch reference expression (`A @ B`) over named tensors, without eval().
 
-Allowed: the input names, numbers, + - * / @ **, unary minus, `.T`/`.mT`, and calls of
-`torch.<name>` / `torch.nn.functional.<name>` from a short allow list with constant keywords.
+Allowed: the bound names (tensors, size symbols, scalar parameters), numbers, strings, True/False/
+None, tuples and lists of those, + - * / @ **, unary minus, `.T`/`.mT`, and calls of
+`torch.<name>` / `torch.nn.functional.<name>` (or `F.<name>`) from a short allow list, whose
+keyword arguments are built from the same pieces (`dim=-1`, `normalized_shape=(N,)`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,14 @@ from kgen.errors import UsageError
 _TORCH_FUNCS = frozenset({"matmul", "mm", "bmm", "exp", "log", "tanh", "sigmoid", "softmax",
                           "log_softmax", "sum", "mean", "amax", "amin", "sqrt", "rsqrt", "relu",
                           "gelu", "layer_norm", "rms_norm", "abs", "maximum", "minimum", "where",
-                          "cumsum", "transpose", "silu", "square"})
+                          "cumsum", "transpose", "silu", "square", "argmax", "argmin", "conv2d",
+                          "conv1d", "linear", "scaled_dot_product_attention", "mv", "addmm",
+                          "clamp", "erf", "tril", "triu", "baddbmm", "einsum", "max_pool2d",
+                          "avg_pool2d", "group_norm", "hardtanh", "leaky_relu", "elu",
+                          "softplus", "prod", "logsumexp", "var", "std", "max", "min", "cumprod"})
 _BINOPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
            ast.MatMult: "__matmul__", ast.Pow: "__pow__"}
+_SEQUENCES = (str, tuple, list)
 
 
 def evaluate(text: str, tensors: Mapping[str, Any]) -> Any:
@@ -48,13 +55,19 @@ def _parse(text: str) -> ast.AST:
 
 
 def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str, functions: Any) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+    if isinstance(node, ast.Constant) and (node.value is None
+                                           or isinstance(node.value, (int, float, str))):
         return node.value
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_walk(e, tensors, text, functions) for e in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else items
     if isinstance(node, ast.Name) and node.id in tensors:
         return tensors[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         left = _walk(node.left, tensors, text, functions)
         right = _walk(node.right, tensors, text, functions)
+        if isinstance(left, _SEQUENCES) or isinstance(right, _SEQUENCES):
+            raise UsageError(f"arithmetic on strings, tuples or lists is not allowed in {text!r}")
         return getattr(left, _BINOPS[type(node.op)])(right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_walk(node.operand, tensors, text, functions)
@@ -63,7 +76,9 @@ def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str, functions: Any) 
     if isinstance(node, ast.Call):
         func = functions(node.func, text)
         args = [_walk(a, tensors, text, functions) for a in node.args]
-        kwargs = {k.arg: _constant(k.value, text) for k in node.keywords if k.arg}
+        if any(k.arg is None for k in node.keywords):
+            raise UsageError(f"**kwargs is not allowed in a reference expression {text!r}")
+        kwargs = {k.arg: _walk(k.value, tensors, text, functions) for k in node.keywords if k.arg}
         return func(*args, **kwargs)
     raise UsageError(f"not allowed in a reference expression: {ast.unparse(node)!r} in {text!r}")
 
@@ -94,13 +109,3 @@ def _function(node: ast.AST, text: str) -> Any:
 def _stand_in(node: ast.AST, text: str) -> Any:
     _allowed(node, text)
     return lambda *args, **kwargs: _Symbol()
-
-
-def _constant(node: ast.AST, text: str) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_constant(node.operand, text)
-    if isinstance(node, ast.Tuple):
-        return tuple(_constant(e, text) for e in node.elts)
-    raise UsageError(f"keyword arguments must be constants in {text!r}")

@@ -1,9 +1,13 @@
-"""Op spec values: what an op computes, its tensors, sizes, dtypes and tolerances. Frozen and
-serializable; loading and validating a spec file lives in `kgen.ops`."""
+"""Op spec values: what an op computes, its tensors, sizes, scalar parameters, dtypes and
+tolerances. Frozen and serializable; loading and validating a spec file lives in `kgen.ops`.
+
+A test or bench entry is a dict of the size symbols, optionally overriding parameter values
+(`{M: 7, N: 3, eps: 1e-3}`); `sizes_of` and `params_at` split it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +15,68 @@ from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
 
+ROLES = ("input", "weight", "output")  # weight: a model parameter the kernel only reads
+DISTS = {"uniform": ("low", "high"), "normal": ("mean", "std"), "randint": ("low", "high")}
+PARAM_DTYPES = ("float32", "float64", "int32", "int64")
+CHECKS = {"row_sums": "every row (last dim) of the first output sums to 1, within the output "
+                      "dtype's rounding (2 eps, at least 1e-4) and never looser than atol + rtol"}
+REFERENCE_KINDS = ("expression", "file", "kernelbench")
+Entry = dict[str, Any]  # size symbols -> int, and any parameter overrides -> their values
+
+
+@dataclass(frozen=True)
+class Init:
+    """How a tensor's random values are drawn: uniform [low, high), normal(mean, std), or
+    integers in [low, high) (stored in the tensor's dtype)."""
+
+    dist: str = "uniform"
+    a: float = -1.0  # low, or mean
+    b: float = 1.0  # high, or std
+
+    def to_json(self) -> dict[str, Any]:
+        first, second = DISTS[self.dist]
+        return {"dist": self.dist, first: self.a, second: self.b}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Init:
+        first, second = DISTS[data["dist"]]
+        return cls(data["dist"], data[first], data[second])
+
+    def describe(self) -> str:
+        if self.dist == "normal":
+            return f"normal (mean {self.a:g}, std {self.b:g})"
+        if self.dist == "randint":
+            return f"integers in [{self.a:g}, {self.b:g})"
+        return f"uniform in [{self.a:g}, {self.b:g})"
+
 
 @dataclass(frozen=True)
 class Tensor:
     name: str
-    shape: tuple[str, ...]  # expressions over the size symbols
-    role: str  # "input" or "output"
+    shape: tuple[str, ...]  # expressions over the size symbols; () is a scalar tensor
+    role: str  # one of ROLES
+    dtype: str | None = None  # a fixed dtype (int64 indices); None: the run's dtype
+    init: Init = Init()
+    attribute: str = ""  # KernelBench weights: the Model attribute it is (`conv.weight`)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": list(self.shape), "role": self.role,
+                "dtype": self.dtype, "init": self.init.to_json(), "attribute": self.attribute}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Tensor:
+        return cls(data["name"], tuple(data["shape"]), data["role"], data.get("dtype"),
+                   Init.from_json(data["init"]) if data.get("init") else Init(),
+                   data.get("attribute", ""))
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar kernel argument with its value (`eps`), passed by name in the contract's args."""
+
+    name: str
+    dtype: str  # one of PARAM_DTYPES
+    value: float | int
 
 
 @dataclass(frozen=True)
@@ -24,6 +84,32 @@ class Tolerance:
     reference: str  # dtype the reference is computed in
     atol: float
     rtol: float
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the outputs must be: a torch expression, a `reference` function in a Python file
+    beside the spec, or a KernelBench problem's Model; files travel as their text."""
+
+    kind: str  # one of REFERENCE_KINDS
+    text: str  # the expression, or the file's Python source
+    file: str = ""  # the file as the spec names it (kinds file and kernelbench)
+
+    def describe(self) -> str:
+        if self.kind == "expression":
+            return self.text
+        if self.kind == "file":
+            return f"reference() in {self.file}"
+        return f"Model.forward of {Path(self.file).name}"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a candidate is timed against: a torch expression in the run's dtype; "" means the
+    reference itself (for a KernelBench problem: the eager Model)."""
+
+    label: str = ""
+    expression: str = ""
 
 
 @dataclass(frozen=True)
@@ -35,29 +121,55 @@ class OpSpec:
     sizes: tuple[str, ...]
     tensors: tuple[Tensor, ...]
     dtypes: dict[str, Tolerance]
-    reference: str  # a torch expression over the input names
-    test_sizes: tuple[dict[str, int], ...]
-    bench_sizes: tuple[dict[str, int], ...]
+    reference: Reference
+    test_sizes: tuple[Entry, ...]
+    bench_sizes: tuple[Entry, ...]
     flops: str
     bytes: str
     folder: Path
+    params: tuple[Param, ...] = ()
+    checks: tuple[str, ...] = ()
+    baseline: Baseline = field(default_factory=Baseline)
+
+    def _role(self, role: str) -> tuple[Tensor, ...]:
+        return tuple(t for t in self.tensors if t.role == role)
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
-        return tuple(t for t in self.tensors if t.role == "input")
+        return self._role("input")
+
+    @property
+    def weights(self) -> tuple[Tensor, ...]:
+        return self._role("weight")
+
+    @property
+    def operands(self) -> tuple[Tensor, ...]:
+        """What the kernel reads (inputs and weights), in the spec's order."""
+        return tuple(t for t in self.tensors if t.role != "output")
 
     @property
     def outputs(self) -> tuple[Tensor, ...]:
-        return tuple(t for t in self.tensors if t.role == "output")
+        return self._role("output")
 
-    def shape(self, tensor: Tensor, sizes: dict[str, int]) -> tuple[int, ...]:
-        return tuple(expr.evaluate(dim, sizes) for dim in tensor.shape)
+    def tensor_dtype(self, tensor: Tensor, run_dtype: str) -> str:
+        return tensor.dtype or run_dtype
 
-    def flop_count(self, sizes: dict[str, int]) -> int:
-        return expr.evaluate(self.flops, sizes)
+    def sizes_of(self, entry: Entry) -> dict[str, int]:
+        return {k: int(entry[k]) for k in self.sizes}
 
-    def byte_count(self, sizes: dict[str, int], dtype: str) -> int:
-        return expr.evaluate(self.bytes, {**sizes, "ELEM": DTYPES[dtype].size})
+    def params_at(self, entry: Entry | None = None) -> dict[str, float | int]:
+        """Parameter values at this entry: the spec's, unless the entry overrides them."""
+        entry = entry or {}
+        return {p.name: entry.get(p.name, p.value) for p in self.params}
+
+    def shape(self, tensor: Tensor, sizes: Entry) -> tuple[int, ...]:
+        return tuple(expr.evaluate(dim, self.sizes_of(sizes)) for dim in tensor.shape)
+
+    def flop_count(self, sizes: Entry) -> int:
+        return expr.evaluate(self.flops, self.sizes_of(sizes))
+
+    def byte_count(self, sizes: Entry, dtype: str) -> int:
+        return expr.evaluate(self.bytes, {**self.sizes_of(sizes), "ELEM": DTYPES[dtype].size})
 
     def reference_kernels(self) -> list[Path]:
         return sorted(self.folder.glob("[0-9][0-9]_*.cu"))
@@ -67,16 +179,26 @@ class OpSpec:
             raise UsageError(f"op {self.name} has no dtype {dtype!r}; it has: "
                              f"{', '.join(self.dtypes)}")
 
+    def with_tolerances(self, atol: float, rtol: float) -> OpSpec:
+        """The same op with every dtype's tolerances replaced."""
+        return replace(self, dtypes={k: Tolerance(t.reference, atol, rtol)
+                                     for k, t in self.dtypes.items()})
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["folder"] = str(self.folder)
-        return data
+        return {"name": self.name, "description": self.description, "sizes": list(self.sizes),
+                "tensors": [t.to_json() for t in self.tensors],
+                "dtypes": {k: asdict(v) for k, v in self.dtypes.items()},
+                "reference": asdict(self.reference), "test_sizes": list(self.test_sizes),
+                "bench_sizes": list(self.bench_sizes), "flops": self.flops, "bytes": self.bytes,
+                "folder": str(self.folder), "params": [asdict(p) for p in self.params],
+                "checks": list(self.checks), "baseline": asdict(self.baseline)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OpSpec:
         return cls(data["name"], data["description"], tuple(data["sizes"]),
-                   tuple(Tensor(t["name"], tuple(t["shape"]), t["role"])
-                         for t in data["tensors"]),
-                   {k: Tolerance(**v) for k, v in data["dtypes"].items()}, data["reference"],
-                   tuple(data["test_sizes"]), tuple(data["bench_sizes"]), data["flops"],
-                   data["bytes"], Path(data["folder"]))
+                   tuple(Tensor.from_json(t) for t in data["tensors"]),
+                   {k: Tolerance(**v) for k, v in data["dtypes"].items()},
+                   Reference(**data["reference"]), tuple(data["test_sizes"]),
+                   tuple(data["bench_sizes"]), data["flops"], data["bytes"],
+                   Path(data["folder"]), tuple(Param(**p) for p in data.get("params", ())),
+                   tuple(data.get("checks", ())), Baseline(**data.get("baseline", {})))

@@ -55,6 +55,9 @@ class Timing:
     tflops: float | None = None
     gbps: float | None = None
     roofline_fraction: float | None = None  # of the measured peak that bounds this op
+    bound: str = ""  # which peak bounds it: "memory" (copy bandwidth) or "compute" (matmul rate)
+    compiled_ms: float | None = None  # torch.compile of the baseline, where timed and it worked
+    params: dict[str, Any] = field(default_factory=dict)  # parameters this entry overrides
 
     @property
     def speedup(self) -> float | None:
@@ -68,7 +71,8 @@ class Timing:
 
     @property
     def size_label(self) -> str:
-        return "x".join(str(v) for v in self.sizes.values())
+        overrides = "".join(f" {k}={v}" for k, v in self.params.items())
+        return "x".join(str(v) for v in self.sizes.values()) + overrides
 
     def short(self) -> str:
         """`1.920 ms, 0.41x of baseline`: for progress lines and table cells."""
@@ -88,8 +92,12 @@ class Timing:
             base = (f", {self.speedup:.2f}x of {self.baseline or 'baseline'} "
                     f"({self.baseline_ms:.3f} ms)")
         roof = f", {self.roofline_fraction:.0%} of roofline" if self.roofline_fraction else ""
+        if roof and self.bound:
+            roof += f" ({self.bound}-bound)"
+        compiled = (f", {self.compiled_ms / self.ms:.2f}x of torch.compile "
+                    f"({self.compiled_ms:.3f} ms)" if self.compiled_ms and self.ms > 0 else "")
         spread = f" (p20-p80 {self.p20_ms:.3f}-{self.p80_ms:.3f})"
-        return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{roof}"
+        return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{compiled}{roof}"
 
 
 @dataclass(frozen=True)

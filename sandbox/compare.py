@@ -193,3 +193,64 @@ def changed(before: Any, after: Any) -> int:
     a = before.contiguous().view(ints[before.element_size()])
     b = after.to(before.device).contiguous().view(ints[after.element_size()])
     return int((a != b).sum())
+
+
+# ---- integer outputs, whole-output checks (row sums, relative error) ----
+
+# What an integer output holds before the kernel writes it: recognisable in a report (0xDEADBEEF
+# and its 64-bit double), not a value an index or a count would take.
+INT_POISON = {4: -0x21524111, 8: -0x2152411021524111}
+
+
+def compare_exact(out: Any, ref: Any, name: str) -> Mismatch:
+    """Integer outputs (argmax indices, counts) must equal the reference exactly."""
+    import torch
+
+    out64 = out.to(device=ref.device, dtype=torch.int64)
+    ref64 = ref.to(torch.int64)
+    bad_mask = out64 != ref64
+    bad = int(bad_mask.sum())
+    if bad == 0:
+        return Mismatch(0, out.numel(), 0.0, 0.0, 0, "", "")
+    unwritten = int((out64 == INT_POISON[out.element_size()]).sum()) if (
+        out.element_size() in INT_POISON) else 0
+    notes = []
+    if unwritten:
+        notes.append(f"{unwritten} still hold the poison {INT_POISON[out.element_size()]} "
+                     "(never written)")
+    if out64.dim() == 1 and bad:
+        notes.append(f"indices {_span(bad_mask.nonzero().flatten().tolist())}")
+    elif out64.dim() == 2:
+        notes.append(_region(bad_mask))
+    first = bad_mask.nonzero()[0].tolist()
+    index = ",".join(str(i) for i in first)
+    example = f"{name}[{index}] = {int(out64[tuple(first)])}, expected {int(ref64[tuple(first)])}"
+    diff = (out64 - ref64).abs()
+    rel = float((diff.double() / ref64.abs().clamp_min(1).double()).max())
+    return Mismatch(bad, out.numel(), float(diff.max()), rel, unwritten, "; ".join(notes), example)
+
+
+def relative_error(out: Any, ref: Any) -> float | None:
+    """||out - ref|| / ||ref|| over the whole output (None when the reference is all zero)."""
+    import torch
+
+    ref64 = ref.to(torch.float64)
+    norm = float(torch.linalg.vector_norm(ref64))
+    if norm == 0 or norm != norm:
+        return None
+    out64 = out.to(device=ref.device, dtype=torch.float64)
+    return float(torch.linalg.vector_norm(out64 - ref64)) / norm
+
+
+def row_sums_problem(out: Any, tolerance: float) -> str:
+    """Words for rows (along the last dim) whose sum is not 1, or "" when every row sums to 1."""
+    import torch
+
+    sums = out.to(torch.float64).reshape(-1, out.shape[-1]).sum(dim=-1)
+    bad = ((sums - 1).abs() > tolerance) | ~torch.isfinite(sums)
+    count = int(bad.sum())
+    if not count:
+        return ""
+    first = int(bad.nonzero()[0])
+    return (f"{count} of {sums.numel()} rows do not sum to 1 (row {first} sums to "
+            f"{float(sums[first]):.6g}; tolerance {tolerance:g}): normalize every row")

@@ -14,8 +14,9 @@ from kgen.contract import SMS, Contract, Launch, TensorMapArg
 from kgen.dtypes import DTYPES
 from kgen.sandbox import driver
 from kgen.sandbox import poison as patterns
+from kgen.sandbox.compare import INT_POISON
 from kgen.sandbox.rejected import Rejected
-from kgen.spec import OpSpec
+from kgen.spec import Entry, OpSpec, Param
 
 NOT_READY = 600  # cudaErrorNotReady: the event's work is still running
 REGISTERS_PER_SM = 65536
@@ -69,9 +70,9 @@ class Buffer:
                 f"{GUARD} elements); check the bounds checks on the last rows/columns")
 
 
-def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
-             device: str = "cuda") -> dict[str, Buffer]:
-    """Guarded buffers for every tensor of the op (on the GPU in the worker); outputs NaN."""
+def allocate(spec: OpSpec, sizes: Entry, dtype: str, device: str = "cuda") -> dict[str, Buffer]:
+    """Guarded buffers for every tensor of the op in its dtype (on the GPU in the worker);
+    outputs poisoned."""
     import torch
 
     buffers = {}
@@ -80,7 +81,8 @@ def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
         count = 1
         for dim in shape:
             count *= dim
-        flat = torch.empty(count + 2 * GUARD, dtype=torch_dtype(dtype), device=device)
+        kind = torch_dtype(spec.tensor_dtype(tensor, dtype))
+        flat = torch.empty(count + 2 * GUARD, dtype=kind, device=device)
         data = flat[GUARD:GUARD + count].view(shape)
         buffers[tensor.name] = Buffer(tensor.name, flat, data, tensor.role)
         buffers[tensor.name].arm()
@@ -89,11 +91,15 @@ def allocate(spec: OpSpec, sizes: dict[str, int], dtype: str,
 
 
 def poison(buffers: dict[str, Buffer]) -> None:
-    """The output poison (a NaN bit pattern no arithmetic makes) into every output, so anything
-    the kernel does not write is visible, bit for bit."""
+    """The output poison into every output, so anything the kernel does not write is visible
+    bit for bit: a NaN bit pattern no arithmetic makes in float outputs, a recognisable integer
+    (INT_POISON) in integer ones."""
     for buf in buffers.values():
         if buf.role == "output":
-            patterns.fill(buf.data, patterns.OUTPUT)
+            if buf.data.is_floating_point():
+                patterns.fill(buf.data, patterns.OUTPUT)
+            else:
+                buf.data.fill_(INT_POISON.get(buf.data.element_size(), -1))
 
 
 def load_module(path: Path, contract: Contract) -> dict[str, Any]:
@@ -130,7 +136,7 @@ def device_limits() -> dict[str, int]:
             "sms": int(attrs.get("MultiProcessorCount", 1))}
 
 
-def check_dims(launch: Launch, sizes: dict[str, int], func: Any,
+def check_dims(launch: Launch, sizes: Entry, func: Any,
                limits: dict[str, int]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """Evaluate grid/block/smem and refuse impossible ones with the arithmetic spelled out."""
     grid, block, smem = launch.dims(sizes)
@@ -173,7 +179,7 @@ def _attribute(func: Any, name: str) -> int:
         return 0
 
 
-def _sizes(sizes: dict[str, int]) -> str:
+def _sizes(sizes: Entry) -> str:
     return " ".join(f"{k}={v}" for k, v in sizes.items())
 
 
@@ -193,12 +199,29 @@ class Call:
 class Runner:
     """Launches the contract's kernels in order on the legacy default stream (shared with torch)."""
 
-    def __init__(self, functions: dict[str, Any], contract: Contract, limits: dict[str, int]):
+    def __init__(self, functions: dict[str, Any], contract: Contract, limits: dict[str, int],
+                 params: tuple[Param, ...] = ()):
         self.functions = functions
         self.contract = contract
         self.limits = limits
+        self.params = {p.name: p for p in params}
 
-    def prepare(self, buffers: dict[str, Buffer], sizes: dict[str, int]) -> list[Call]:
+    def argument(self, arg: str | TensorMapArg, buffers: dict[str, Buffer], values: Entry,
+                 kernel: str) -> tuple[str, Any]:
+        """(kind, value): a tensor's device pointer, a tensor map built for it, a parameter in
+        its C type (its value at this entry), or a size symbol as int."""
+        if isinstance(arg, TensorMapArg):
+            return "tmap", _tensor_map(arg, buffers[arg.tensor].data, values, kernel)
+        if arg in buffers:
+            return "ptr", buffers[arg].data.data_ptr()
+        if arg in self.params:
+            param = self.params[arg]
+            value = values.get(arg, param.value)
+            return ("float", float(value)) if param.dtype.startswith("float") else \
+                ("int", int(value))
+        return "int", int(values[arg])
+
+    def prepare(self, buffers: dict[str, Buffer], sizes: Entry) -> list[Call]:
         """The launches that run at these sizes, checked once per size, arguments built."""
         values = {**sizes, SMS: self.limits.get("sms", 1)}
         calls = []
@@ -206,7 +229,8 @@ class Runner:
             func = self.functions[launch.kernel]
             grid, block, smem = check_dims(launch, values, func, self.limits)
             cluster = check_cluster(launch, values, grid)
-            args = tuple(_argument(a, buffers, values, launch.kernel) for a in launch.arguments())
+            args = tuple(self.argument(a, buffers, values, launch.kernel)
+                         for a in launch.arguments())
             calls.append(Call(launch.kernel, func, grid, block, smem, args, cluster))
         if not calls:
             raise Rejected("launch_error", f"no launch runs at {_sizes(sizes)}: every when= "
@@ -255,21 +279,14 @@ class Runner:
             self.launch(calls)
 
 
-def _argument(arg: str | TensorMapArg, buffers: dict[str, Buffer], values: dict[str, int],
-              kernel: str) -> tuple[str, Any]:
-    if isinstance(arg, TensorMapArg):
-        data = buffers[arg.tensor].data
-        dtype = str(data.dtype).removeprefix("torch.")
-        if arg.optional and not driver.can_map(data.data_ptr(), tuple(data.shape),
-                                               data.element_size()):
-            return "tmap", bytes(driver.TENSOR_MAP_BYTES)  # the kernel takes its other path
-        raw = driver.encode_tensor_map(data.data_ptr(), dtype, tuple(data.shape),
-                                       arg.box_dims(values), arg.swizzle,
-                                       f"for {arg.tensor} in launch {kernel}")
-        return "tmap", raw
-    if arg in buffers:
-        return "ptr", buffers[arg].data.data_ptr()
-    return "int", values[arg]
+def _tensor_map(arg: TensorMapArg, data: Any, values: Entry, kernel: str) -> bytes:
+    dtype = str(data.dtype).removeprefix("torch.")
+    if arg.optional and not driver.can_map(data.data_ptr(), tuple(data.shape),
+                                           data.element_size()):
+        return bytes(driver.TENSOR_MAP_BYTES)  # zeros: the kernel takes its other path here
+    return driver.encode_tensor_map(data.data_ptr(), dtype, tuple(data.shape),
+                                    arg.box_dims(values), arg.swizzle,
+                                    f"for {arg.tensor} in launch {kernel}")
 
 
 def _as_numpy(arg: tuple[str, Any]) -> Any:
@@ -278,7 +295,7 @@ def _as_numpy(arg: tuple[str, Any]) -> Any:
     kind, value = arg
     if kind == "tmap":  # a size-1 128-byte void array: cupy passes it by value
         return np.frombuffer(value, dtype=np.dtype((np.void, driver.TENSOR_MAP_BYTES)))
-    return np.uint64(value) if kind == "ptr" else np.int32(value)
+    return {"ptr": np.uint64, "float": np.float32, "int": np.int32}[kind](value)
 
 
 def _as_ctypes(arg: tuple[str, Any]) -> Any:
@@ -287,7 +304,7 @@ def _as_ctypes(arg: tuple[str, Any]) -> Any:
     kind, value = arg
     if kind == "tmap":
         return (ctypes.c_char * driver.TENSOR_MAP_BYTES).from_buffer_copy(value)
-    return ctypes.c_uint64(value) if kind == "ptr" else ctypes.c_int32(value)
+    return {"ptr": ctypes.c_uint64, "float": ctypes.c_float, "int": ctypes.c_int32}[kind](value)
 
 
 def check_cluster(launch: Launch, values: dict[str, int],

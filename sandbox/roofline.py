@@ -83,6 +83,13 @@ def fraction(ms: float, flops: float, nbytes: float, peaks: Peaks, dtype: str) -
     return bound / ms if ms > 0 else 0.0
 
 
+def bound_by(flops: float, nbytes: float, peaks: Peaks, dtype: str) -> str:
+    """"memory" when moving the bytes takes longer than the math at the measured peaks."""
+    compute = peaks.measured_flops or peaks.compute_for(dtype)
+    bandwidth = peaks.measured_bandwidth or peaks.bandwidth
+    return "memory" if nbytes / bandwidth >= flops / compute else "compute"
+
+
 def describe(peaks: Peaks) -> str:
     """Where the fraction's peaks came from, for the run's checks."""
     if peaks.measured_flops and peaks.measured_bandwidth:

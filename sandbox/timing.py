@@ -11,10 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kgen import refexpr
 from kgen.dtypes import DTYPES
-from kgen.sandbox import roofline
-from kgen.sandbox.launch import Runner, allocate, poison, wait
+from kgen.sandbox import reference, roofline
+from kgen.sandbox.launch import Runner, allocate, poison, torch_dtype, wait
 from kgen.sandbox.rejected import Rejected
 from kgen.sandbox.validate import (
     check_after_run,
@@ -23,7 +22,7 @@ from kgen.sandbox.validate import (
     load_inputs,
     make_inputs,
 )
-from kgen.spec import OpSpec
+from kgen.spec import Entry, OpSpec
 from kgen.verdict import Timing
 
 MIN_REPS = 5
@@ -119,12 +118,15 @@ def time_callable(fn: Any, budget_s: float = 2.0) -> float:
 
 
 def baseline_name(spec: OpSpec) -> str:
-    return "cuBLAS (torch.matmul)" if spec.name == "gemm" else f"torch ({spec.reference})"
+    return reference.baseline_label(spec)
 
 
-def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], seed: int,
-            budget_s: float, timeout_s: float, peaks: roofline.Peaks) -> Timing:
-    """Validate at this size, time both sides over the budget, check the output again after."""
+def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
+            budget_s: float, timeout_s: float, peaks: roofline.Peaks,
+            compile_baseline: bool = False) -> tuple[Timing, str]:
+    """Validate at this size, time the candidate, the baseline (and torch.compile of it, when
+    asked) interleaved over the budget, check the output again after; (timing, a note on
+    torch.compile when it could not be timed)."""
     where = f"{label(dtype, sizes)} (benchmark size)"
     inputs = make_inputs(spec, sizes, dtype, seed)
     buffers = allocate(spec, sizes, dtype)
@@ -137,28 +139,47 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], see
     refs = compute_reference(spec, dtype, inputs, sizes)
     check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
     own = {k: v.to("cuda") for k, v in inputs.items()}  # the baseline reads its own copies
-    flush = flush_buffer()
-    cand_ms, base_ms = time_interleaved(
-        [(lambda: runner.run(calls, graph), lambda: poison(buffers)),
-         (lambda: refexpr.evaluate(spec.reference, own), None)],
-        flush=flush, budget_s=budget_s, settle=lambda: wait(f"a timed launch at {where}",
-                                                            timeout_s))
+    eager, make_compiled = reference.baseline(spec, own, sizes, torch_dtype(dtype))
+    steps: list[Step] = [(lambda: runner.run(calls, graph), lambda: poison(buffers)),
+                         (eager, None)]
+    compiled, note = _compiled(make_compiled) if compile_baseline else (None, "")
+    if compiled is not None:
+        steps.append((compiled, None))
+    samples = time_interleaved(steps, flush=flush_buffer(), budget_s=budget_s,
+                               settle=lambda: wait(f"a timed launch at {where}", timeout_s))
     # The last timed launch must still be right: a kernel that changes when called repeatedly
     # (cached results, first-call-only writes) fails here.
     check_after_run(spec, dtype, sizes, buffers, inputs, refs,
-                    f"{where}, after {len(cand_ms)} timed launches")
-    return _timing(spec, dtype, sizes, cand_ms, base_ms, peaks)
+                    f"{where}, after {len(samples[0])} timed launches")
+    compiled_ms = percentile(samples[2], 50) if compiled is not None else None
+    return _timing(spec, dtype, sizes, samples[0], samples[1], peaks, compiled_ms), note
 
 
-def _timing(spec: OpSpec, dtype: str, sizes: dict[str, int], cand_ms: list[float],
-            base_ms: list[float], peaks: roofline.Peaks) -> Timing:
+def _compiled(make: Callable[[], Callable[[], Any]]) -> tuple[Callable[[], Any] | None, str]:
+    """torch.compile of the baseline, compiled by one call now; (None, why) where it fails."""
+    import torch
+
+    try:
+        compiled = make()
+        compiled()
+        torch.cuda.synchronize()
+        return compiled, ""
+    except Exception as exc:  # torch.compile fails on some ops and setups: report, never fail
+        return None, f"torch.compile of the baseline failed: {type(exc).__name__}: {exc}"[:300]
+
+
+def _timing(spec: OpSpec, dtype: str, sizes: Entry, cand_ms: list[float],
+            base_ms: list[float], peaks: roofline.Peaks,
+            compiled_ms: float | None = None) -> Timing:
     ms = percentile(cand_ms, 50)
     flops, nbytes = spec.flop_count(sizes), spec.byte_count(sizes, dtype)
     suspicious = roofline.too_fast(ms, flops, nbytes, peaks, dtype)
     if suspicious:
         raise Rejected("suspicious", f"{label(dtype, sizes)}: {suspicious}")
-    return Timing(dict(sizes), ms, percentile(cand_ms, 20), percentile(cand_ms, 80),
+    return Timing(spec.sizes_of(sizes), ms, percentile(cand_ms, 20), percentile(cand_ms, 80),
                   baseline_name(spec), percentile(base_ms, 50),
                   flops / (ms * 1e-3) / 1e12 if flops else None,
                   nbytes / (ms * 1e-3) / 1e9,
-                  roofline.fraction(ms, flops, nbytes, peaks, dtype))
+                  roofline.fraction(ms, flops, nbytes, peaks, dtype),
+                  roofline.bound_by(flops, nbytes, peaks, dtype), compiled_ms,
+                  {k: v for k, v in sizes.items() if k not in spec.sizes})

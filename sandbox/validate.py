@@ -8,34 +8,56 @@ from __future__ import annotations
 
 from typing import Any
 
-from kgen import refexpr
-from kgen.sandbox import guards
-from kgen.sandbox.compare import changed, compare
+from kgen.sandbox import guards, kernelbench, reference
+from kgen.sandbox.compare import (
+    changed,
+    compare,
+    compare_exact,
+    relative_error,
+    row_sums_problem,
+)
 from kgen.sandbox.launch import Buffer, Runner, allocate, poison, torch_dtype, wait
 from kgen.sandbox.rejected import Rejected
-from kgen.spec import OpSpec
+from kgen.spec import Entry, Init, OpSpec
 
-# Above this many flops the reference runs on the GPU (fresh allocations, after the candidate);
-# below it on the CPU, where nothing the kernel did can reach it.
+# Above this many flops (or bytes) the reference runs on the GPU (fresh allocations, after the
+# candidate); below it on the CPU, where nothing the kernel did can reach it.
 CPU_REFERENCE_FLOPS = 4e9
+CPU_REFERENCE_BYTES = 2**28
+# The whole output's relative L2 error may be at most max(rtol, this): a kernel that returns
+# zeros, a constant or an unnormalized softmax fails it even where outputs are below atol.
+RELATIVE_FLOOR = 1e-3
 
 
-def label(dtype: str, sizes: dict[str, int]) -> str:
-    return f"{dtype} " + " ".join(f"{k}={v}" for k, v in sizes.items())
+def label(dtype: str, sizes: Entry) -> str:
+    return f"{dtype} " + " ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                  for k, v in sizes.items())
 
 
-def make_inputs(spec: OpSpec, sizes: dict[str, int], dtype: str, seed: int) -> dict[str, Any]:
-    """Host tensors, uniform in [-1, 1), rounded to the dtype; a new seed gives new values."""
+def make_inputs(spec: OpSpec, sizes: Entry, dtype: str, seed: int) -> dict[str, Any]:
+    """Host tensors for every input and weight, drawn per its init (default uniform [-1, 1)) in
+    its dtype, or from a KernelBench problem's own functions; a new seed gives new values."""
     import torch
 
-    gen = torch.Generator().manual_seed(seed)
+    if spec.reference.kind == "kernelbench":
+        return kernelbench.draw(spec, dtype, seed)
+    gen = torch.Generator()
     inputs = {}
-    for i, tensor in enumerate(spec.inputs):
-        shape = spec.shape(tensor, sizes)
+    for i, tensor in enumerate(spec.operands):
         gen.manual_seed(seed * 1000 + i)
-        values = torch.rand(shape, generator=gen, dtype=torch.float32) * 2 - 1
-        inputs[tensor.name] = values.to(torch_dtype(dtype))
+        values = _draw(tensor.init, spec.shape(tensor, sizes), gen)
+        inputs[tensor.name] = values.to(torch_dtype(spec.tensor_dtype(tensor, dtype)))
     return inputs
+
+
+def _draw(init: Init, shape: tuple[int, ...], gen: Any) -> Any:
+    import torch
+
+    if init.dist == "normal":
+        return torch.randn(shape, generator=gen, dtype=torch.float32) * init.b + init.a
+    if init.dist == "randint":
+        return torch.randint(int(init.a), int(init.b), shape, generator=gen)
+    return torch.rand(shape, generator=gen, dtype=torch.float32) * (init.b - init.a) + init.a
 
 
 def load_inputs(buffers: dict[str, Buffer], inputs: dict[str, Any]) -> None:
@@ -43,28 +65,27 @@ def load_inputs(buffers: dict[str, Buffer], inputs: dict[str, Any]) -> None:
         buffers[name].data.copy_(host)
 
 
-def compute_reference(spec: OpSpec, dtype: str, inputs: dict[str, Any], sizes: dict[str, int],
+def compute_reference(spec: OpSpec, dtype: str, inputs: dict[str, Any], sizes: Entry,
                       on_gpu: bool | None = None) -> dict[str, Any]:
     """Output name -> reference tensor in the spec's reference dtype (CPU or fresh GPU memory)."""
     import torch
 
     ref_dtype = torch_dtype(spec.dtypes[dtype].reference)
     if on_gpu is None:
-        on_gpu = spec.flop_count(sizes) > CPU_REFERENCE_FLOPS and torch.cuda.is_available()
+        big = (spec.flop_count(sizes) > CPU_REFERENCE_FLOPS or spec.reference.kind == "kernelbench"
+               or spec.byte_count(sizes, dtype) > CPU_REFERENCE_BYTES)
+        on_gpu = big and torch.cuda.is_available()
     device = "cuda" if on_gpu else "cpu"
-    bound = {k: v.to(device=device, dtype=ref_dtype) for k, v in inputs.items()}
-    value = refexpr.evaluate(spec.reference, bound)
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    outputs = spec.outputs
-    if len(values) != len(outputs):
-        raise Rejected("launch_error", f"the spec's reference gives {len(values)} values for "
-                       f"{len(outputs)} outputs")
-    return {t.name: v.reshape(spec.shape(t, sizes)) for t, v in zip(outputs, values, strict=True)}
+    bound = reference.bind(inputs, device, ref_dtype)
+    with torch.no_grad():
+        value = reference.evaluate(spec, bound, sizes, device=device, dtype=ref_dtype)
+    return reference.outputs(spec, value, sizes)
 
 
-def check_after_run(spec: OpSpec, dtype: str, sizes: dict[str, int], buffers: dict[str, Buffer],
+def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, Buffer],
                     inputs: dict[str, Any], refs: dict[str, Any], where: str) -> None:
-    """Guards, unchanged inputs, outputs within tolerance; the first failure is the verdict."""
+    """Guards, unchanged inputs, outputs within tolerance, the spec's checks; the first failure
+    is the verdict."""
     for buf in buffers.values():
         problem = buf.guard_problem()
         if problem:
@@ -72,17 +93,48 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: dict[str, int], buffers: di
     for name, host in inputs.items():
         count = changed(host, buffers[name].data.cpu())
         if count:
-            raise Rejected("wrong", f"{where}: the kernel modified input {name} ({count} of "
-                           f"{host.numel()} elements changed); inputs must stay read-only")
+            raise Rejected("wrong", f"{where}: the kernel modified {buffers[name].role} {name} "
+                           f"({count} of {host.numel()} elements changed); inputs and weights "
+                           "must stay read-only")
     tol = spec.dtypes[dtype]
     for name, ref in refs.items():
         out = buffers[name].data
-        mismatch = compare(out if ref.is_cuda else out.cpu(), ref, tol.atol, tol.rtol, name)
+        out = out if ref.is_cuda else out.cpu()
+        if not out.is_floating_point():
+            mismatch = compare_exact(out, ref, name)
+        else:
+            mismatch = compare(out, ref, tol.atol, tol.rtol, name)
         if not mismatch.ok:
             raise Rejected("wrong", f"{where}: {mismatch.text(name)}")
+        _check_relative(out, ref, name, max(tol.rtol, RELATIVE_FLOOR), where)
+    if "row_sums" in spec.checks:
+        first = spec.outputs[0].name
+        problem = row_sums_problem(buffers[first].data, row_tolerance(buffers[first].data,
+                                                                      tol.atol + tol.rtol))
+        if problem:
+            raise Rejected("wrong", f"{where}: {first}: {problem}")
 
 
-def run_case(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], seed: int,
+def row_tolerance(out: Any, elementwise: float) -> float:
+    """How far a row sum may be from 1: the storage rounding of a normalized row (2 eps of the
+    dtype, at least 1e-4 for float32 sums), never looser than the elementwise tolerance."""
+    import torch
+
+    return min(elementwise, max(2 * torch.finfo(out.dtype).eps, 1e-4))
+
+
+def _check_relative(out: Any, ref: Any, name: str, bound: float, where: str) -> None:
+    if not out.is_floating_point():
+        return
+    error = relative_error(out, ref)
+    if error is not None and error > bound:
+        raise Rejected("wrong", f"{where}: {name} as a whole is off by {error:.3g} relative to "
+                       f"the reference (L2 norm of the error over the L2 norm of the reference; "
+                       f"at most {bound:g} passes), although each element is within atol: "
+                       "zeros, a constant or unnormalized values?")
+
+
+def run_case(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
              timeout_s: float, where: str) -> None:
     """One fresh input set at one size: poison, launch, wait, then every check. A failure carries
     its sizes; computed NaN in the outputs is traced to the guard band it came from."""
@@ -105,7 +157,7 @@ def run_case(runner: Runner, spec: OpSpec, dtype: str, sizes: dict[str, int], se
         raise
 
 
-def validate(runner: Runner, spec: OpSpec, dtype: str, sizes_list: tuple[dict[str, int], ...],
+def validate(runner: Runner, spec: OpSpec, dtype: str, sizes_list: tuple[Entry, ...],
              seed: int, input_sets: int, timeout_s: float, stage: str = "") -> int:
     """Every size with `input_sets` fresh input sets; returns how many runs passed."""
     runs = 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kgen.sandbox.rejected import Rejected
-from kgen.verdict import Evaluation
+from kgen.verdict import Evaluation, Timing
 from kgen.wire import (
     BINARY_FILE,
     PEAKS_FILE,
@@ -45,6 +45,7 @@ def _setup_torch() -> Any:
                  "allow_bf16_reduced_precision_reduction"):
         if hasattr(torch.backends.cuda.matmul, name):
             setattr(torch.backends.cuda.matmul, name, False)
+    torch.set_grad_enabled(False)  # references and baselines are inference; no autograd cost
     torch.cuda.init()
     return torch
 
@@ -62,7 +63,6 @@ def device_info() -> dict[str, Any]:
 
 def evaluate(workdir: Path) -> Evaluation:
     """Validate, time, re-validate; the first failed check raises Rejected."""
-    from kgen.sandbox import roofline, timing
     from kgen.sandbox.launch import Runner, device_limits, load_module
     from kgen.sandbox.validate import validate
 
@@ -75,27 +75,17 @@ def evaluate(workdir: Path) -> Evaluation:
                           f"{type(exc).__name__}: {exc}"[:500], extra={"environment": True})
     device = f"{info['name']}, sm_{info['cc']}"
     functions = load_module(workdir / BINARY_FILE, req.contract)
-    runner = Runner(functions, req.contract, device_limits())
+    runner = Runner(functions, req.contract, device_limits(), req.spec.params)
     checks = []
     runs = validate(runner, req.spec, req.dtype, req.test_sizes, req.seed, req.input_sets,
                     req.kernel_timeout_s)
     checks.append(f"validated {len(req.test_sizes)} sizes x {req.input_sets} fresh input sets "
-                  f"({runs} runs): outputs poisoned with NaN, guard bands and inputs checked")
-    timings = []
+                  f"({runs} runs): outputs poisoned (NaN; a pattern for integers), guard bands, "
+                  "inputs and weights checked")
+    timings: list[Timing] = []
     if req.bench_sizes:
-        peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"],
-                                           info["clock_hz"], _measured("bandwidth", "")),
-                        measured_flops=_measured("matmul", req.dtype))
-        for i, sizes in enumerate(req.bench_sizes):
-            try:
-                timings.append(timing.measure(runner, req.spec, req.dtype, sizes,
-                                             req.seed + 31 * i, req.bench_budget_s,
-                                             req.kernel_timeout_s, peaks))
-            except Rejected as rejected:
-                rejected.sizes = rejected.sizes or dict(sizes)
-                raise
-        checks.append(f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}, "
-                      f"L2 flushed before each launch; roofline from {roofline.describe(peaks)}")
+        timings, timed = _time_all(runner, req, info)
+        checks += timed
     if req.revalidate_sizes:
         validate(runner, req.spec, req.dtype, req.revalidate_sizes, req.seed + 999_983, 2,
                  req.kernel_timeout_s, stage=", after timing")
@@ -114,6 +104,31 @@ def _measured(what: str, dtype: str) -> float | None:
         _MEASURED[key] = (timing.measure_bandwidth() if what == "bandwidth"
                           else timing.measure_matmul_rate(dtype))
     return _MEASURED[key]
+
+
+def _time_all(runner: Any, req: EvalRequest, info: dict[str, Any]
+              ) -> tuple[list[Timing], list[str]]:
+    """Every bench size timed against the baseline; the timings and what the checks say."""
+    from kgen.sandbox import roofline, timing
+
+    peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"], info["clock_hz"],
+                                       _measured("bandwidth", "")),
+                    measured_flops=_measured("matmul", req.dtype))
+    timings, notes = [], set()
+    for i, sizes in enumerate(req.bench_sizes):
+        try:
+            measured, note = timing.measure(runner, req.spec, req.dtype, sizes,
+                                            req.seed + 31 * i, req.bench_budget_s,
+                                            req.kernel_timeout_s, peaks, req.compile_baseline)
+        except Rejected as rejected:  # the size it failed at: where the sanitizer re-runs it
+            rejected.sizes = rejected.sizes or dict(sizes)
+            raise
+        timings.append(measured)
+        notes.add(note)
+    also = " and torch.compile of it" if req.compile_baseline else ""
+    checks = [f"timed {len(timings)} sizes against {timing.baseline_name(req.spec)}{also}, L2 "
+              f"flushed before each launch; roofline from {roofline.describe(peaks)}"]
+    return timings, checks + sorted(n for n in notes if n)
 
 
 def run_canary() -> Evaluation:

@@ -49,3 +49,45 @@ def test_hopper_adds_an_sm90a_row_for_the_16_bit_dtypes():
     assert [t.name for t in targets(local, "bfloat16")] == ["sm_90", "sm_90a"]
     assert [t.name for t in targets(local, "float32")] == ["sm_90"]
     assert [t.name for t in targets(parse_arch("sm_89"), "float16")] == ["sm_89"]
+
+
+def _timed(spec, ms, base, fraction=0.5, bound="memory"):
+    return Evaluation("pass", timings=(Timing(dict(spec.bench_sizes[0]), ms, ms, ms, "torch",
+                                              base, None, None, fraction, bound),))
+
+
+def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monkeypatch):
+    from benchmarks import ops_table
+    from kgen.arch import parse_arch
+
+    softmax, gemm = load_op("softmax"), load_op("gemm")
+    assert ops_table.naive_kernel(softmax, "float32").name == "01_naive.cu"
+    runs = []
+
+    def run_kernel(source, task, budget):
+        runs.append(task.spec.name)
+        return _timed(task.spec, 2.0, 0.5) if task.spec.name == "softmax" else _timed(
+            task.spec, 20.0, 2.0, 0.1, "compute")
+
+    monkeypatch.setattr(ops_table, "run_kernel", run_kernel)
+    monkeypatch.setattr(ops_table, "torch_times", lambda dtype, names: {
+        "softmax": {"eager_ms": 0.6, "compiled_ms": 0.4},
+        "gemm": {"eager_ms": 2.1, "compiled_ms": None, "note": "torch.compile failed: X"}})
+    asked = []
+
+    def builtin(task):
+        asked.append(task.spec.name)
+        return _timed(gemm, 4.0, 2.0, 0.5, "compute")
+
+    rows, notes = ops_table.measure_ops(parse_arch("sm_90"), "float32", ["softmax", "gemm"], 0.3,
+                                        builtin)
+    assert runs == ["softmax", "gemm"] and asked == ["gemm"]  # only ops the author can write
+    assert notes == ["gemm: torch.compile failed: X"]
+    text = ops_table.table(rows).splitlines()
+    assert text[0] == ("| op | bench size | bound by | reference naive | builtin best | "
+                       "torch eager | torch.compile |")
+    # softmax: the naive kernel at 50% of the roofline bounds it at 1 ms; eager 0.5 ms = 200%
+    assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - | "
+                       "0.500 ms (200%) | 0.400 ms (250%) |")
+    assert text[3].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
+                              "4.000 ms (50%) | 2.000 ms (100%) | - |")

@@ -47,7 +47,9 @@ bytes: 2 * N * ELEM
 def _specs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("scale")
     (folder / "spec.yaml").write_text(SCALE_SPEC)
-    return [load_op(name) for name in available_ops()] + [load_op(path=folder / "spec.yaml")]
+    # gemm first: the tests that read one prompt closely read gemm's
+    names = ["gemm"] + [n for n in available_ops() if n != "gemm"]
+    return [load_op(name) for name in names] + [load_op(path=folder / "spec.yaml")]
 
 
 @pytest.fixture(scope="module")
@@ -230,3 +232,22 @@ def test_every_shipped_set_renders(specs):
     for name in prompts.list_prompt_sets():
         for history in HISTORIES.values():
             assert prompts.build_messages(_task("generate", specs[0], "float16"), history, name)
+
+
+def test_prompt_says_what_the_richer_specs_hold():
+    layernorm = prompts.build_messages(_task("generate", load_op("layernorm"), "float16"),
+                                       ())[1]["content"]
+    assert "`eps` (`float`, 1e-05)" in layernorm and "never the constant" in layernorm
+    assert "`weight`: weight (a model parameter; read-only)" in layernorm
+    assert "const __half* __restrict__ weight" in layernorm and "float eps)" in layernorm
+    assert "test values normal (mean 3, std 2)" in layernorm
+    argmax = prompts.build_messages(_task("generate", load_op("argmax"), "float32"),
+                                    ())[1]["content"]
+    assert "passed as `long long*` (always int64)" in argmax
+    assert "integer outputs must equal the reference exactly" in argmax
+    rmsnorm = prompts.build_messages(_task("generate", load_op("rmsnorm"), "float32"),
+                                     ())[1]["content"]
+    assert "```python\n" in rmsnorm and "def reference(X, weight, *, M, N, eps)" in rmsnorm
+    softmax = prompts.build_messages(_task("generate", load_op("softmax"), "float32"),
+                                     ())[1]["content"]
+    assert "sums to 1" in softmax

@@ -1,5 +1,6 @@
-"""On a GPU: every cheat and fault kernel in tests/data/cheats gets its expected verdict,
-in one session that keeps serving afterwards (the correct kernels pass after all the crashes)."""
+"""On a GPU: every cheat and fault kernel in tests/data/cheats gets its expected verdict against
+its op's spec (or the spec its `// test-spec: NAME` line names, from tests/data/specs/), in one
+session that keeps serving afterwards (the correct kernels pass after all the crashes)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from kgen.ops import load_op
 pytestmark = pytest.mark.gpu
 
 CHEATS = Path(__file__).parent / "data" / "cheats"
+SPECS = Path(__file__).parent / "data" / "specs"
 SPEC = load_op("gemm")
 ALL = sorted(CHEATS.glob("*.cu"))
 FAULTS = [p for p in ALL if not p.name.startswith("correct_")]
@@ -37,16 +39,27 @@ def expected(path: Path) -> str:
     return m.group(1)
 
 
+def spec_for(source: str):
+    """The spec a test kernel is checked against: its test-spec line, else its contract's op."""
+    named = re.search(r"^// test-spec: (\w+)", source, re.MULTILINE)
+    if named:
+        return load_op(path=SPECS / named.group(1) / "spec.yaml")
+    bare, _ = parse_contract(source, None)
+    assert bare is not None and bare.op
+    return load_op(bare.op)
+
+
 def run(path: Path, options: EvalOptions, arch: str | None = None, embed_ptx: bool = False):
     found = local_gpu()
     assert found is not None
     target = parse_arch(arch) if arch else found[1]
     source = path.read_text()
-    contract, problems = parse_contract(source, SPEC)
+    spec = spec_for(source)
+    contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     compiled = compile_source(source, target, embed_ptx=embed_ptx)
     assert compiled.ok, compiled.summary
-    result = evaluate(compiled, contract, SPEC, target, options=options)
+    result = evaluate(compiled, contract, spec, target, options=options)
     assert result is not None
     return result
 
@@ -67,6 +80,13 @@ def test_descriptions_say_what_is_wrong():
     assert "out-of-bounds write" in run(CHEATS / "oob_write.cu", CHEAT_OPTIONS).message
     assert "modified input A" in run(CHEATS / "input_mutation.cu", CHEAT_OPTIONS).message
     assert "input set 2 of 3" in run(CHEATS / "cached_device_state.cu", CHEAT_OPTIONS).message
+
+
+def test_the_new_checks_say_what_is_wrong():
+    zeros = run(CHEATS / "softmax_zeros.cu", CHEAT_OPTIONS).message
+    assert "outputs of Y off" in zeros
+    ties = run(CHEATS / "argmax_last_tie.cu", CHEAT_OPTIONS).message
+    assert "outputs of I off" in ties and "expected" in ties
 
 
 @pytest.mark.parametrize("path", CORRECT, ids=lambda p: p.stem)

@@ -1,8 +1,8 @@
 """The `kgen` command: parse arguments, call one stage or a Run, print. Nothing else.
 
 Commands live beside this module: compile_cmd (kgen compile), run_cmds (generate, fix),
-gpu_cmds (bench, profile, doctor), experiment_cmd (experiment run, report); progress prints a
-run's attempts on stderr.
+gpu_cmds (bench, profile, doctor), experiment_cmd (experiment run, report), spec_cmd
+(kgen spec); progress prints a run's attempts on stderr.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def _register() -> None:
     from kgen.cli.experiment_cmd import experiment
     from kgen.cli.gpu_cmds import bench, doctor, profile_cmd
     from kgen.cli.run_cmds import fix, generate
+    from kgen.cli.spec_cmd import spec
 
-    for command in (compile_file, generate, fix, bench, profile_cmd, doctor, experiment):
+    for command in (compile_file, generate, fix, bench, profile_cmd, doctor, experiment, spec):
         command.epilog = EXIT_CODES
         main.add_command(command)
 

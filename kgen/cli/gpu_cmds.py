@@ -16,10 +16,14 @@ UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs 
                   "bubblewrap (it can reach the network and write your files)")
 
 
-def _load_spec(source: str, op: str | None, op_file: Path | None):
+def _load_spec(source: str, op: str | None, op_file: Path | None,
+               kernelbench: Path | None = None):
     from kgen.loop.candidate import parse_contract
     from kgen.ops import load_op
+    from kgen.ops.kernelbench import load_problem
 
+    if kernelbench is not None:
+        return load_problem(kernelbench)
     if op_file is not None:
         return load_op(path=op_file)
     if op is None:
@@ -50,23 +54,33 @@ def _contract(source: str, spec, dtype: str | None, file: Path):
 @click.option("--op", help="Op name (default: the file's `// kgen: op=`).")
 @click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Your own op spec (spec.yaml).")
+@click.option("--kernelbench", type=click.Path(dir_okay=False, path_type=Path),
+              help="A KernelBench problem file: validate against its Model, time against torch "
+                   "eager and torch.compile.")
 @click.option("--dtype", help="Check that the file is for this dtype (its contract decides).")
 @click.option("--arch", help="Compile for this target (default: the local GPU's).")
 @click.option("--quick", is_flag=True, help="Time only the first benchmark size, briefly.")
+@click.option("--compile-baseline/--no-compile-baseline", default=None,
+              help="Also time torch.compile of the baseline (default: on for --kernelbench).")
 @click.option("--seed", type=int, help="Fixed input seed (default: fresh random inputs).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 @click.option("--unsafe-no-sandbox", is_flag=True, help="Run the worker without bubblewrap.")
 @with_check_options
-def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, arch: str | None,
-          quick: bool, seed: int | None, as_json: bool, unsafe_no_sandbox: bool, profile: bool,
+def bench(file: Path, op: str | None, op_file: Path | None, kernelbench: Path | None,
+          dtype: str | None, arch: str | None, quick: bool, compile_baseline: bool | None,
+          seed: int | None, as_json: bool, unsafe_no_sandbox: bool, profile: bool,
           sanitize: bool) -> None:
-    """Validate and time FILE (a .cu with a `// kgen:` contract) against the library baseline."""
+    """Validate and time FILE (a .cu with a `// kgen:` contract) against the library baseline
+    (and torch.compile of it, with --compile-baseline)."""
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
     source, spec, contract, target, compiled = _prepare(file, op, op_file, dtype, arch,
-                                                        unsafe_no_sandbox)
+                                                        unsafe_no_sandbox, kernelbench)
+    if compile_baseline is None:
+        compile_baseline = kernelbench is not None
     options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
-                      unsafe_no_sandbox=unsafe_no_sandbox, profile=profile, sanitize=sanitize)
+                      unsafe_no_sandbox=unsafe_no_sandbox, profile=profile, sanitize=sanitize,
+                      compile_baseline=compile_baseline)
     result = evaluate(compiled, contract, spec, target, options=options)
     if result is None:
         raise EnvironmentProblem("the GPU could not run this build")
@@ -109,7 +123,7 @@ def profile_cmd(file: Path, op: str | None, op_file: Path | None, dtype: str | N
 
 
 def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None,
-             arch: str | None, unsafe: bool):
+             arch: str | None, unsafe: bool, kernelbench: Path | None = None):
     """(source, spec, contract, target, compiled) for a GPU command; exits 1 if it does not
     compile, 3 without a GPU that can run it."""
     from kgen.compile import compile_source
@@ -117,7 +131,7 @@ def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None
     if not file.is_file():
         raise UsageError(f"no such file: {file}")
     source = file.read_text(errors="replace")
-    spec = _load_spec(source, op, op_file)
+    spec = _load_spec(source, op, op_file, kernelbench)
     contract = _contract(source, spec, dtype, file)
     target, embed_ptx = _target(arch)
     if unsafe:

@@ -70,6 +70,9 @@ def _model_options(func):
               help="Shipped op (see reference_kernels/).")
 @click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
               help="Your own op spec (spec.yaml), instead of --op.")
+@click.option("--kernelbench", type=click.Path(dir_okay=False, path_type=Path),
+              help="A KernelBench problem file (class Model, get_inputs, get_init_inputs), "
+                   "instead of --op; the run also writes model_new.py.")
 @click.option("--arch", help="Target, e.g. sm_89 or sm_90a; default: the local GPU's.")
 @click.option("--dtype", help="float32, float16 or bfloat16 (default: the spec's first).")
 @click.option("--rounds", default=8, show_default=True, type=click.IntRange(1, 1000),
@@ -82,15 +85,19 @@ def _model_options(func):
 @click.option("--time-budget", type=float, metavar="SECONDS", help="Stop after this wall time.")
 @click.option("--token-budget", type=int, metavar="N", help="Stop after this many model tokens.")
 @_model_options
-def generate(op, op_file, arch, dtype, rounds, candidates, patience, time_budget, token_budget,
-             **common) -> None:
+def generate(op, op_file, kernelbench, arch, dtype, rounds, candidates, patience, time_budget,
+             token_budget, **common) -> None:
     """Write a kernel for an op: ask the model, compile, feed back errors (and, on a GPU,
     correctness and speed against the library baseline), repeat. Keeps every attempt, a report
-    and best.cu in the run directory."""
+    and best.cu in the run directory (and model_new.py for a KernelBench problem)."""
     from kgen.loop.session import RunConfig
 
-    config = RunConfig("generate", arch, op=None if op_file else op,
-                       op_file=str(op_file) if op_file else None, dtype=dtype, rounds=rounds,
+    if op_file and kernelbench:
+        raise UsageError("give --op-file or --kernelbench, not both")
+    config = RunConfig("generate", arch, op=None if op_file or kernelbench else op,
+                       op_file=str(op_file) if op_file else None,
+                       kernelbench=str(kernelbench) if kernelbench else None, dtype=dtype,
+                       rounds=rounds,
                        candidates=candidates, patience=patience, wall_seconds=time_budget,
                        tokens=token_budget)
     summary, _ = _run(config, **common)
@@ -107,8 +114,10 @@ def generate(op, op_file, arch, dtype, rounds, candidates, patience, time_budget
 @click.option("--in-place", is_flag=True, help="Overwrite FILE (a backup FILE.orig is kept).")
 @click.option("--max-attempts", default=4, show_default=True, type=click.IntRange(1, 100),
               help="Most model replies to try.")
+@click.option("--kernelbench", type=click.Path(dir_okay=False, path_type=Path),
+              help="The KernelBench problem FILE is a kernel for (validated against its Model).")
 @_model_options
-def fix(file, arch, output, in_place, max_attempts, **common) -> None:
+def fix(file, arch, output, in_place, max_attempts, kernelbench, **common) -> None:
     """Make FILE compile (and, when its contract names a known op and a GPU is here, pass
     validation). Never overwrites FILE unless --in-place; prints what changed. With --resume DIR,
     FILE may be left out (the run directory knows it)."""
@@ -118,7 +127,7 @@ def fix(file, arch, output, in_place, max_attempts, **common) -> None:
     if file is None and common["resume"] is None:
         raise UsageError("kgen fix needs FILE (or --resume DIR); see kgen fix --help")
     config = RunConfig("fix", arch, input_path=str(file) if file else None, rounds=max_attempts,
-                       patience=0)
+                       patience=0, kernelbench=str(kernelbench) if kernelbench else None)
     summary, run = _run(config, **common)
     written = write_fixed(Path(str(run.config.input_path)), summary, output, in_place,
                           echo=lambda s: click.echo(s, err=True))

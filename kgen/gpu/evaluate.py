@@ -39,6 +39,7 @@ class EvalOptions:
     sanitize: bool = True  # a failing one: its smallest failing size under compute-sanitizer
     profile_timeout_s: float = 240.0
     sanitize_timeout_s: float = 120.0  # each sanitizer tool; all of them within 2.5x this
+    compile_baseline: bool = False  # also time torch.compile of the baseline (it compiles first)
 
     @classmethod
     def quick(cls, spec: OpSpec, **changes: Any) -> EvalOptions:
@@ -170,15 +171,17 @@ def make_request(spec: OpSpec, contract: Contract, options: EvalOptions) -> Eval
     revalidate = (by_work[len(by_work) // 2], by_work[-1]) if len(by_work) > 1 else tuple(by_work)
     seed = options.seed if options.seed is not None else secrets.randbits(31)
     return EvalRequest(spec, contract, contract.dtype, spec.test_sizes, tuple(bench), seed,
-               options.input_sets, options.kernel_timeout_s, options.bench_budget_s,
-               revalidate if bench else ())
+                       options.input_sets, options.kernel_timeout_s, options.bench_budget_s,
+                       revalidate if bench else (), options.compile_baseline and bool(bench))
 
 
 def wall_timeout(request: EvalRequest, options: EvalOptions) -> float:
     """Enough for start-up, every check and the timing loops; an endless kernel stops sooner."""
     if options.timeout_s is not None:
         return options.timeout_s
-    return 90.0 + len(request.bench_sizes) * (2 * request.bench_budget_s + 60.0)
+    # torch.compile's first call compiles (inductor, Triton): up to minutes for a large model.
+    compiling = 240.0 * len(request.bench_sizes) if request.compile_baseline else 0.0
+    return 90.0 + len(request.bench_sizes) * (2 * request.bench_budget_s + 60.0) + compiling
 
 
 def ensure_healthy(options: EvalOptions, attempts: int = 2) -> str:

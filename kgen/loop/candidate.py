@@ -168,8 +168,10 @@ def _parse_launch(body: str, line: int, spec: OpSpec | None) -> Launch:
 
 
 def _check_names(launch: Launch, spec: OpSpec) -> None:
-    """Every expression uses known symbols; every argument is a tensor, size or tmap(tensor)."""
+    """Every expression uses known symbols; every argument is a tensor, size, parameter or
+    tmap(tensor)."""
     symbols = frozenset(spec.sizes) | {SMS}
+    params = {p.name for p in spec.params}
     for e in (*launch.grid, *launch.block, launch.smem, *launch.cluster,
               *([launch.when] if launch.when else [])):
         expr.check(e, symbols)
@@ -177,9 +179,10 @@ def _check_names(launch: Launch, spec: OpSpec) -> None:
     for arg in launch.arguments():
         if isinstance(arg, TensorMapArg):
             _check_tensor_map(arg, tensors, symbols)
-        elif arg not in symbols and arg not in tensors:
+        elif arg not in symbols and arg not in tensors and arg not in params:
+            named = f", parameters ({', '.join(sorted(params))})" if params else ""
             raise ValueError(f"unknown argument {arg}; arguments are tensors "
-                             f"({', '.join(tensors)}), sizes ({', '.join(spec.sizes)}) or "
+                             f"({', '.join(tensors)}), sizes ({', '.join(spec.sizes)}){named} or "
                              "tmap(TENSOR, box=(...), swizzle=...)")
 
 

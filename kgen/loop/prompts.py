@@ -23,6 +23,7 @@ from kgen.loop.attempt import Attempt, best_attempt
 from kgen.loop.task import Task
 from kgen.models.base import Message
 from kgen.paths import data_dir
+from kgen.spec import CHECKS, OpSpec
 
 DEFAULT_SET = "default"
 HISTORY_ROWS = 12  # the table shows the last rows and always the best attempt
@@ -140,4 +141,23 @@ def turn_context(task: Task, history: tuple[Attempt, ...]) -> dict[str, Any]:
         # The file to mend: the latest candidate with code, else the user's own file.
         "source": current.source if current is not None else (task.source or ""),
         "file_name": task.path.name if task.path else "kernel.cu",
+        **signature(spec, task.dtype or ""),
     }
+
+
+def signature(spec: OpSpec | None, dtype: str) -> dict[str, Any]:
+    """The kernel's parameters as the contract example writes them: tensors (in their dtypes,
+    inputs and weights const), sizes (int), parameters (their C types); and a kernel name."""
+    if spec is None or dtype not in DTYPES:
+        return {"tensor_ctypes": {}, "kernel_params": [], "arg_names": [], "kernel_name": "",
+                "checks": {}}
+    ctypes_of = {t.name: DTYPES[spec.tensor_dtype(t, dtype)].ctype for t in spec.tensors}
+    params = [f"{'const ' if t.role != 'output' else ''}{ctypes_of[t.name]}* __restrict__ {t.name}"
+              for t in spec.tensors]
+    params += [f"int {s}" for s in spec.sizes]
+    params += [f"{DTYPES[p.dtype].ctype} {p.name}" for p in spec.params]
+    names = [t.name for t in spec.tensors] + list(spec.sizes) + [p.name for p in spec.params]
+    name = f"{spec.name}_{DTYPES[dtype].short}"
+    return {"tensor_ctypes": ctypes_of, "kernel_params": params, "arg_names": names,
+            "kernel_name": name if name[0].isalpha() else f"k{name}",
+            "checks": {c: CHECKS[c] for c in spec.checks}}

@@ -25,7 +25,8 @@ def attempt_row(a: Attempt) -> str:
             f"| {found} |")
 
 
-def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str:
+def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str,
+           extra: list[str] | tuple[str, ...] = ()) -> str:
     best = trajectory.best
     lines = [f"# kgen {task.label}", "",
              f"- model: {model}",
@@ -44,4 +45,6 @@ def render(task: Task, trajectory: Trajectory, gpu_note: str, model: str) -> str
         last = trajectory.attempts[-1]
         lines += ["", f"## Last attempt ({last.number}) feedback", "", "```", last.feedback(),
                   "```"]
+    if extra:
+        lines += ["", *extra]
     return "\n".join(lines) + "\n"

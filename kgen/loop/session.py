@@ -21,7 +21,7 @@ from kgen.errors import KgenError, UsageError
 from kgen.gpu.client import FreshWorkers, Workers
 from kgen.gpu.evaluate import EvalOptions, evaluate, plan
 from kgen.gpu.pool import WorkerPool
-from kgen.loop import report
+from kgen.loop import kbout, report
 from kgen.loop.attempt import Attempt
 from kgen.loop.candidate import parse_contract
 from kgen.loop.loop import Budget, Checker, Trajectory, run_loop
@@ -31,6 +31,8 @@ from kgen.loop.task import Task
 from kgen.models.base import Model
 from kgen.models.openai_backend import safe_url
 from kgen.ops import available_ops, load_op
+from kgen.ops.kernelbench import load_problem
+from kgen.spec import OpSpec
 from kgen.verdict import Evaluation
 
 
@@ -42,6 +44,7 @@ class RunConfig:
     arch: str | None
     op: str | None = None
     op_file: str | None = None
+    kernelbench: str | None = None  # a KernelBench problem file instead of --op/--op-file
     dtype: str | None = None
     input_path: str | None = None  # fix: the file to mend
     backend: str | None = None  # builtin | openai | scripted | a plugin; None = choose
@@ -164,8 +167,11 @@ class Run:
         if self.task.mode == "fix" and best is not None and best.number == 1:
             trajectory.stop_reason = "the file already " + ("passes" if validated else "compiles")
         best_path = str(self.run_dir.write_best(best.source)) if best and best.source else None
+        final: kbout.FinalTiming = self._final_timing if status == "finished" else (
+            lambda attempt: None)
+        extra = kbout.write_outputs(self.run_dir, self.task, best, final)
         self.run_dir.write_report(report.render(self.task, trajectory, self.checker.gpu_note,
-                                                self.model.describe()))
+                                                self.model.describe(), extra))
         evaluation = best.evaluation if best else None
         timing = evaluation.timings[0] if evaluation and evaluation.timings else None
         self.run_dir.update_meta(status=status, stop_reason=trajectory.stop_reason,
@@ -173,6 +179,16 @@ class Run:
         return RunSummary(ok, best_path, len(trajectory.attempts), validated,
                           str(self.run_dir.path), trajectory.stop_reason, self.checker.gpu_note,
                           timing.ms if timing else None, timing.speedup if timing else None)
+
+    def _final_timing(self, best: Attempt) -> Evaluation | None:
+        """A passing KernelBench kernel once more, at every bench size, against torch eager and
+        torch.compile (the loop's rounds skip torch.compile: compiling takes a while)."""
+        if self.checker.evaluator is None or best.compile is None or self.task.spec is None:
+            return None
+        contract, _ = parse_contract(best.source or "", self.task.spec)
+        options = EvalOptions(bench_budget_s=1.0, compile_baseline=True,
+                              unsafe_no_sandbox=self.config.unsafe_no_sandbox)
+        return evaluate(best.compile, contract, self.task.spec, self.task.arch, options=options)
 
     def close(self, status: str) -> None:
         """After Ctrl-C or a fatal error: report and best.cu from the finished attempts on disk."""
@@ -203,10 +219,17 @@ def build_task(config: RunConfig) -> Task:
     arch = parse_arch(resolve_arch(config.arch))
     if config.mode == "fix":
         return _fix_task(config, arch)
-    spec = load_op(config.op, Path(config.op_file) if config.op_file else None)
+    spec = op_spec(config)
     dtype = config.dtype or next(iter(spec.dtypes))
     spec.check_dtype(dtype)
     return Task("generate", arch, spec, dtype)
+
+
+def op_spec(config: RunConfig) -> OpSpec:
+    """The op of a run: a KernelBench problem, a spec file, or a shipped op."""
+    if config.kernelbench:
+        return load_problem(Path(config.kernelbench))
+    return load_op(config.op, Path(config.op_file) if config.op_file else None)
 
 
 def _fix_task(config: RunConfig, arch: Arch) -> Task:
@@ -217,8 +240,8 @@ def _fix_task(config: RunConfig, arch: Arch) -> Task:
     contract, _ = parse_contract(source, None)
     op = config.op or (contract.op if contract else None)
     spec = None
-    if config.op_file or (op and op in available_ops()):
-        spec = load_op(op, Path(config.op_file) if config.op_file else None)
+    if config.op_file or config.kernelbench or (op and op in available_ops()):
+        spec = op_spec(dataclasses.replace(config, op=op))
     dtype = config.dtype or (contract.dtype if contract else None)
     if spec is not None and dtype not in spec.dtypes:
         dtype = next(iter(spec.dtypes))
@@ -266,6 +289,7 @@ def _for_resume(config: RunConfig) -> RunConfig:
 
     return dataclasses.replace(config, input_path=absolute(config.input_path),
                                op_file=absolute(config.op_file),
+                               kernelbench=absolute(config.kernelbench),
                                prompt_set=config.prompt_set if config.prompt_set in
                                list_prompt_sets() else absolute(config.prompt_set) or "default",
                                base_url=safe_url(config.base_url) if config.base_url else None)

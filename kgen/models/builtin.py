@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from kgen.arch import Arch
 from kgen.author import fixer
 from kgen.author.sample import propose_random
 from kgen.author.search import Proposal, propose
@@ -12,6 +13,7 @@ from kgen.author.space import render, templates_for
 from kgen.loop.attempt import Attempt
 from kgen.loop.task import Task
 from kgen.models.base import Reply, Request
+from kgen.spec import OpSpec
 
 ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
 
@@ -56,13 +58,19 @@ class RandomAuthorModel:
         return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
 
 
+def can_write(spec: OpSpec | None, dtype: str, arch: Arch) -> bool:
+    """Whether the builtin author has a template for this op, dtype and arch (author_reply and
+    `make bench`'s ops table ask the same question)."""
+    return spec is not None and spec.name == "gemm" and bool(templates_for(arch, dtype))
+
+
 def author_reply(task: Task, history: tuple[Attempt, ...],
                  strategy=propose) -> tuple[str, str | None]:
     """The next gemm candidate with its reason, or a give-up message; `strategy(arch, dtype,
     history) -> Proposal` picks the configuration (the search, or random sampling)."""
     op = task.spec.name if task.spec else "(no op)"
     dtype = task.dtype or "float32"
-    if op != "gemm":
+    if not can_write(task.spec, dtype, task.arch) and op != "gemm":
         return "", (f"the builtin author only writes gemm kernels (asked for {op}); {ADVICE}")
     if not templates_for(task.arch, dtype):
         return "", (f"the builtin author has no gemm template for {dtype} on {task.arch.name}; "

@@ -1,7 +1,13 @@
-"""Load and validate a spec file (`reference_kernels/<op>/spec.yaml`, or a user's own)."""
+"""Load and validate a spec file (`reference_kernels/<op>/spec.yaml`, or a user's own).
+
+The schema (README "Op specs"): name, description, sizes, params, tensors (shape, role, dtype,
+init), dtypes, one of reference / reference_file / kernelbench, checks, test_sizes, bench_sizes,
+flops, bytes, baseline. A bad spec is one UsageError naming the field.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,93 +16,133 @@ import yaml
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
+from kgen.ops import fields
 from kgen.paths import data_dir
 from kgen.refexpr import check as check_reference
-from kgen.spec import OpSpec, Tensor, Tolerance
+from kgen.spec import Baseline, OpSpec, Tolerance
+
+TOP_KEYS = {"name", "description", "sizes", "params", "tensors", "dtypes", "reference",
+            "reference_file", "kernelbench", "checks", "test_sizes", "bench_sizes", "flops",
+            "bytes", "baseline"}
+NAME = re.compile(r"[a-z0-9_]+")
 
 
 def available_ops() -> list[str]:
     return sorted(p.parent.name for p in data_dir("reference_kernels").glob("*/spec.yaml"))
 
 
+def shipped_path(name: str | None) -> Path:
+    if name not in available_ops():
+        raise UsageError(f"unknown op {name!r}; shipped ops: {', '.join(available_ops())} "
+                         "(or pass --op-file path/spec.yaml)")
+    return data_dir("reference_kernels") / str(name) / "spec.yaml"
+
+
 def load_op(name: str | None = None, path: Path | None = None) -> OpSpec:
     """The spec of a shipped op by name, or of a user's spec file; UsageError names the field."""
-    if path is None:
-        if name not in available_ops():
-            raise UsageError(f"unknown op {name!r}; shipped ops: {', '.join(available_ops())} "
-                             "(or pass --op-file path/spec.yaml)")
-        path = data_dir("reference_kernels") / str(name) / "spec.yaml"
+    path = shipped_path(name) if path is None else Path(path)
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise UsageError(f"cannot read spec {path}: {exc.strerror}") from exc
     except yaml.YAMLError as exc:
         raise UsageError(f"spec {path} is not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"spec {path} is not UTF-8 text") from exc
+    return build_spec(data, path.parent, str(path))
+
+
+def build_spec(data: Any, folder: Path, label: str) -> OpSpec:
+    """A validated OpSpec from parsed YAML (or from a KernelBench problem's derived fields)."""
     try:
-        return _build(data, Path(path))
+        return _build(data, folder)
     except (KeyError, TypeError, ValueError, expr.ExprError) as exc:
-        raise UsageError(f"invalid spec {path}: {exc}") from exc
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise UsageError(f"invalid spec {label}: {text}") from exc
 
 
-def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in data:
-        raise KeyError(f"missing field '{key}'")
-    if not isinstance(data[key], kind):
-        raise TypeError(f"field '{key}' should be a {getattr(kind, '__name__', kind)}")
-    return data[key]
-
-
-def _build(data: Any, path: Path) -> OpSpec:
+def _build(data: Any, folder: Path) -> OpSpec:
     if not isinstance(data, dict):
         raise TypeError("the file should hold a mapping of fields")
-    sizes = tuple(str(s) for s in _field(data, "sizes", list))
+    fields.unknown_keys(data, TOP_KEYS, "")
+    name = fields.field(data, "name", str)
+    if not NAME.fullmatch(name):
+        raise ValueError(f"field 'name': {name!r} must be lower-case letters, digits and _")
+    sizes = tuple(fields.identifier(s, "sizes") for s in fields.field(data, "sizes", list))
+    if len(set(sizes)) != len(sizes):
+        raise ValueError("field 'sizes' names a symbol twice")
     symbols = frozenset(sizes)
-    tensors = []
-    for tname, t in _field(data, "tensors", dict).items():
-        if not isinstance(t, dict) or t.get("role") not in ("input", "output"):
-            raise ValueError(f"field 'tensors.{tname}.role' must be input or output")
-        shape = tuple(str(d) for d in _field(t, "shape", list))
-        for dim in shape:
-            _check_expr(dim, symbols, f"tensors.{tname}.shape")
-        tensors.append(Tensor(str(tname), shape, t["role"]))
-    if not any(t.role == "output" for t in tensors):
+    params = fields.params(data.get("params"), set(symbols))
+    tensors = [fields.tensor(t, d, symbols) for t, d in fields.field(data, "tensors", dict).items()]
+    taken = set(symbols) | {p.name for p in params}
+    for t in tensors:
+        if t.name in taken:
+            raise ValueError(f"field 'tensors.{t.name}': the name is already a size or parameter")
+    outputs = [t for t in tensors if t.role == "output"]
+    if not outputs:
         raise ValueError("field 'tensors' needs at least one output")
-    dtypes = {}
-    for dname, d in _field(data, "dtypes", dict).items():
+    operands = [t.name for t in tensors if t.role != "output"]
+    names = operands + sorted(taken)
+    reference = fields.reference(data, folder, names, operands)
+    if reference.kind == "kernelbench":
+        _check_attributes(tensors)
+    test = fields.entries(fields.field(data, "test_sizes", list), "test_sizes", sizes, params)
+    bench = fields.entries(fields.field(data, "bench_sizes", list), "bench_sizes", sizes, params)
+    return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
+                  _dtypes(data), reference, test, bench,
+                  _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
+                  folder, params, fields.checks(data.get("checks"), outputs),
+                  _baseline(data.get("baseline"), names))
+
+
+def _dtypes(data: dict[str, Any]) -> dict[str, Tolerance]:
+    found = {}
+    for dname, d in fields.field(data, "dtypes", dict).items():
+        where = f"dtypes.{dname}"
         if dname not in DTYPES:
-            raise ValueError(f"field 'dtypes.{dname}': unknown dtype (known: {', '.join(DTYPES)})")
-        reference = str(_field(d, "reference", str))
+            raise ValueError(f"field '{where}': unknown dtype (known: {', '.join(DTYPES)})")
+        if not isinstance(d, dict):
+            raise TypeError(f"field '{where}' should be a mapping with reference, atol, rtol")
+        fields.unknown_keys(d, {"reference", "atol", "rtol"}, where)
+        reference = str(fields.field(d, "reference", str, where))
         if reference not in DTYPES:
-            raise ValueError(f"field 'dtypes.{dname}.reference': unknown dtype {reference!r} "
+            raise ValueError(f"field '{where}.reference': unknown dtype {reference!r} "
                              f"(known: {', '.join(DTYPES)})")
-        dtypes[dname] = Tolerance(reference, float(_field(d, "atol", (int, float))),
-                                  float(_field(d, "rtol", (int, float))))
-    test_sizes = tuple(_sizes(s, symbols, "test_sizes") for s in _field(data, "test_sizes", list))
-    bench_sizes = tuple(_sizes(s, symbols, "bench_sizes")
-                        for s in _field(data, "bench_sizes", list))
-    flops, nbytes = str(_field(data, "flops", (str, int))), str(_field(data, "bytes", (str, int)))
-    _check_expr(flops, symbols, "flops")
-    _check_expr(nbytes, symbols | {"ELEM"}, "bytes")
-    reference = str(_field(data, "reference", str))
-    try:
-        check_reference(reference, [t.name for t in tensors if t.role == "input"])
-    except UsageError as exc:
-        raise ValueError(f"field 'reference': {exc}") from exc
-    return OpSpec(str(_field(data, "name", str)), str(data.get("description", "")).strip(),
-                  sizes, tuple(tensors), dtypes, reference,
-                  test_sizes, bench_sizes, flops, nbytes, path.parent)
+        atol = fields.number(fields.field(d, "atol", (int, float), where), f"{where}.atol")
+        rtol = fields.number(fields.field(d, "rtol", (int, float), where), f"{where}.rtol")
+        if atol < 0 or rtol < 0:
+            raise ValueError(f"field '{where}': atol and rtol must not be negative")
+        found[dname] = Tolerance(reference, atol, rtol)
+    if not found:
+        raise ValueError("field 'dtypes' needs at least one dtype")
+    return found
 
 
-def _check_expr(text: str, symbols: frozenset[str], where: str) -> None:
-    try:
-        expr.check(text, symbols)
-    except expr.ExprError as exc:
-        raise ValueError(f"field '{where}': {exc}") from exc
+def _formula(data: dict[str, Any], key: str, symbols: frozenset[str]) -> str:
+    text = str(fields.field(data, key, (str, int)))
+    fields.check_expr(text, symbols, key)
+    return text
 
 
-def _sizes(entry: Any, symbols: frozenset[str], where: str) -> dict[str, int]:
-    if not isinstance(entry, dict) or set(entry) != set(symbols):
-        raise ValueError(f"each entry of '{where}' must give exactly {', '.join(sorted(symbols))}")
-    if not all(isinstance(v, int) and v > 0 for v in entry.values()):
-        raise ValueError(f"'{where}' values must be positive integers: {entry}")
-    return {str(k): int(v) for k, v in entry.items()}
+def _baseline(data: Any, names: list[str]) -> Baseline:
+    """`baseline: {label: cuBLAS (torch.matmul), expression: torch.matmul(A, B)}` (optional)."""
+    if data is None:
+        return Baseline()
+    if not isinstance(data, dict):
+        raise TypeError("field 'baseline' should be a mapping with label and expression")
+    fields.unknown_keys(data, {"label", "expression"}, "baseline")
+    label = str(data.get("label", ""))
+    expression = str(data.get("expression", ""))
+    if expression:
+        try:
+            check_reference(expression, names)
+        except UsageError as exc:
+            raise ValueError(f"field 'baseline.expression': {exc}") from exc
+    return Baseline(label, expression)
+
+
+def _check_attributes(tensors: list[Any]) -> None:
+    for t in tensors:
+        if t.role == "weight" and not t.attribute:
+            raise ValueError(f"field 'tensors.{t.name}.attribute': a KernelBench weight names "
+                             "the Model attribute it is (e.g. conv.weight)")

@@ -1,0 +1,109 @@
+"""model_new.py for a KernelBench run: `ModelNew(Model)` that launches the run's best kernel, in a
+file KernelBench's own evaluator can exec() unchanged.
+
+Why these choices: ModelNew subclasses the problem's Model, so the constructor, the parameters
+and buffers (created by Model.__init__ in the same order: the same weights given the same seed)
+and the forward signature are Model's own. The problem's source is copied in (KernelBench exec()s
+ModelNew's source from a string, so nothing beside the file can be found), and so is the binary
+kgen validated, loaded through the CUDA driver with ctypes (kgen/loop/modelnew_runtime.py): no
+compiler or cupy at evaluation time, and what runs is what was validated. The sizes of a
+KernelBench problem are fixed, so grid, block and shared memory are computed here, once.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+from pathlib import Path
+
+from kgen.contract import Contract
+from kgen.dtypes import DTYPES
+from kgen.spec import Entry, OpSpec, Tensor
+
+RUNTIME = Path(__file__).with_name("modelnew_runtime.py")
+_BEGIN, _END = "# ---- kgen:constants begin", "# ---- kgen:constants end"
+
+
+def render(spec: OpSpec, contract: Contract, binary: bytes, arch: str, source: str,
+           origin: str) -> str:
+    """The text of model_new.py; `origin` says where the kernel comes from and what was checked."""
+    future, problem = _split_future(spec.reference.text)
+    header = (f'"""ModelNew for the KernelBench problem {Path(spec.reference.file).name}, '
+              f"written by kgen.\n\n{origin}\n\nModelNew subclasses the problem's Model (same "
+              "constructor, parameters, buffers and forward\nsignature); its forward launches "
+              f"the embedded {arch} binary through the CUDA driver (ctypes),\nso it needs only "
+              'torch and the NVIDIA driver. The kernel source is in _KGEN_SOURCE.\n"""\n')
+    parts = [header, "from __future__ import annotations", *future, "",
+             "# ---- the KernelBench problem, as given " + "-" * 40, problem.rstrip(), "",
+             "# ---- kgen: the validated kernel and how it is launched " + "-" * 24,
+             _runtime(_constants(spec, contract, binary, arch)), _source(source),
+             _model_new(spec)]
+    return "\n".join(parts) + "\n"
+
+
+def _split_future(text: str) -> tuple[list[str], str]:
+    """`from __future__` lines must come first in a file: take them out of the problem."""
+    lines = text.splitlines()
+    future = {n.lineno for n in ast.parse(text).body
+              if isinstance(n, ast.ImportFrom) and n.module == "__future__"}
+    kept = [line for i, line in enumerate(lines, start=1) if i not in future]
+    return [lines[i - 1] for i in sorted(future)
+            if "annotations" not in lines[i - 1]], "\n".join(kept)
+
+
+def _constants(spec: OpSpec, contract: Contract, binary: bytes, arch: str) -> str:
+    entry = spec.test_sizes[0]
+    dtype = contract.dtype
+    launches = []
+    for launch in contract.launches:
+        grid, block, smem = launch.dims(entry)
+        launches.append((launch.kernel, _three(grid), _three(block), smem, launch.args))
+    scalars: dict[str, tuple[str, float | int]] = {
+        s: ("int", v) for s, v in spec.sizes_of(entry).items()}
+    scalars |= {p.name: (DTYPES[p.dtype].ctype, v) for p, v in
+                zip(spec.params, spec.params_at(entry).values(), strict=True)}
+    encoded = base64.b64encode(binary).decode()
+    chunks = "\n".join(f'    "{encoded[i:i + 96]}"' for i in range(0, len(encoded), 96))
+    lines = [f"_KGEN_ARCH = {arch!r}",
+             f"_KGEN_BINARY = _kgen_base64.b64decode(\n{chunks}\n)  # {len(binary)} bytes",
+             f"_KGEN_LAUNCHES = {launches!r}",
+             f"_KGEN_INPUTS = {[_tensor(spec, t, entry, dtype) for t in spec.inputs]!r}",
+             "_KGEN_WEIGHTS = " + repr([(t.name, t.attribute, *_tensor(spec, t, entry, dtype)[1:])
+                                        for t in spec.weights]),
+             f"_KGEN_OUTPUTS = {[_tensor(spec, t, entry, dtype) for t in spec.outputs]!r}",
+             f"_KGEN_SCALARS = {scalars!r}",
+             f"_KGEN_RETURNS_TUPLE = {len(spec.outputs) > 1}"]
+    return "\n".join(lines)
+
+
+def _three(dims: tuple[int, ...]) -> tuple[int, int, int]:
+    x, y, z = (*dims, 1, 1)[:3]
+    return x, y, z
+
+
+def _tensor(spec: OpSpec, t: Tensor, entry: Entry, dtype: str
+            ) -> tuple[str, tuple[int, ...], str]:
+    return t.name, spec.shape(t, entry), spec.tensor_dtype(t, dtype)
+
+
+def _runtime(constants: str) -> str:
+    """The runtime module's code after its docstring and future import, constants filled in."""
+    text = RUNTIME.read_text()
+    body = text[text.index("import base64 as _kgen_base64"):]
+    start, end = body.index(_BEGIN), body.index(_END) + len(_END)
+    return body[:start] + constants + body[end:]
+
+
+def _source(source: str) -> str:
+    lines = "\n".join(f"    {line + chr(10)!r}" for line in source.splitlines())
+    return f"\n_KGEN_SOURCE = (\n{lines}\n)\n"
+
+
+def _model_new(spec: OpSpec) -> str:
+    names = [t.name for t in spec.inputs]
+    args = ", ".join(names)
+    call = f"({args},)" if len(names) == 1 else f"({args})"
+    return (f"\n\nclass ModelNew(Model):\n"
+            f'    """Model with its forward done by kgen\'s kernel."""\n\n'
+            f"    def forward(self{', ' if names else ''}{args}):\n"
+            f"        return _kgen_forward(self, {call})\n")

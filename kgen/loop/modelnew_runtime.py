@@ -1,0 +1,169 @@
+"""The runtime part of a generated model_new.py (kgen.loop.modelnew copies this file's code into
+it, with the constants block filled in). It is a real module so it is linted and tested; kgen
+itself never imports it.
+
+The kernel binary kgen validated is embedded and loaded through the CUDA driver API with ctypes:
+it needs only torch and the NVIDIA driver (no compiler, no cupy, no file beside it: KernelBench's
+evaluator exec()s ModelNew's source from a string), and what runs is exactly what was validated.
+"""
+
+from __future__ import annotations
+
+import base64 as _kgen_base64
+import ctypes as _kgen_ctypes
+from typing import Any
+
+import torch as _kgen_torch
+
+# ---- kgen:constants begin (model_new.py gets the problem's values here)
+_KGEN_ARCH = "sm_90"
+_KGEN_BINARY = _kgen_base64.b64decode("")
+# (kernel, grid, block, dynamic shared bytes, argument names), at the problem's fixed sizes
+_KGEN_LAUNCHES: list[tuple[str, tuple[int, int, int], tuple[int, int, int], int,
+                           tuple[str, ...]]] = []
+_KGEN_INPUTS: list[tuple[str, tuple[int, ...], str]] = []  # (name, shape, dtype), forward's order
+_KGEN_WEIGHTS: list[tuple[str, str, tuple[int, ...], str]] = []  # (name, attribute, shape, dtype)
+_KGEN_OUTPUTS: list[tuple[str, tuple[int, ...], str]] = []
+_KGEN_SCALARS: dict[str, tuple[str, float | int]] = {}  # size or parameter -> (C type, value)
+_KGEN_RETURNS_TUPLE = False
+# ---- kgen:constants end
+
+_KGEN_CTYPES: dict[str, Any] = {"int": _kgen_ctypes.c_int, "long long": _kgen_ctypes.c_longlong,
+                "float": _kgen_ctypes.c_float, "double": _kgen_ctypes.c_double}
+_KGEN_SMEM_ATTRIBUTE = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+_KGEN_DEFAULT_SMEM = 48 * 1024
+
+
+class _KgenDriver:
+    """The embedded binary, loaded once per device into its primary context."""
+
+    def __init__(self) -> None:
+        self._lib: Any = None
+        self._loaded: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+    def _cuda(self) -> Any:
+        if self._lib is None:
+            c = _kgen_ctypes
+            lib = c.CDLL("libcuda.so.1")
+            lib.cuInit.argtypes = [c.c_uint]
+            lib.cuDeviceGet.argtypes = [c.POINTER(c.c_int), c.c_int]
+            lib.cuDevicePrimaryCtxRetain.argtypes = [c.POINTER(c.c_void_p), c.c_int]
+            lib.cuCtxPushCurrent_v2.argtypes = [c.c_void_p]
+            lib.cuCtxPopCurrent_v2.argtypes = [c.POINTER(c.c_void_p)]
+            lib.cuModuleLoadData.argtypes = [c.POINTER(c.c_void_p), c.c_char_p]
+            lib.cuModuleGetFunction.argtypes = [c.POINTER(c.c_void_p), c.c_void_p, c.c_char_p]
+            lib.cuFuncSetAttribute.argtypes = [c.c_void_p, c.c_int, c.c_int]
+            lib.cuGetErrorName.argtypes = [c.c_int, c.POINTER(c.c_char_p)]
+            lib.cuLaunchKernel.argtypes = [c.c_void_p, c.c_uint, c.c_uint, c.c_uint, c.c_uint,
+                                           c.c_uint, c.c_uint, c.c_uint, c.c_void_p,
+                                           c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]
+            self._lib = lib
+        return self._lib
+
+    def _check(self, status: int, what: str) -> None:
+        if status == 0:
+            return
+        name = _kgen_ctypes.c_char_p()
+        self._cuda().cuGetErrorName(status, _kgen_ctypes.byref(name))
+        text = name.value.decode() if name.value else f"CUresult {status}"
+        hint = ""
+        if text == "CUDA_ERROR_NO_BINARY_FOR_GPU":
+            hint = (f": the embedded kernel was built for {_KGEN_ARCH}; this GPU cannot run it "
+                    "(run kgen again with --arch for this GPU)")
+        raise RuntimeError(f"kgen ModelNew: {what} failed: {text}{hint}")
+
+    def _load(self, index: int) -> tuple[Any, dict[str, Any]]:
+        c, lib = _kgen_ctypes, self._cuda()
+        self._check(lib.cuInit(0), "cuInit")
+        device, context = c.c_int(), c.c_void_p()
+        self._check(lib.cuDeviceGet(c.byref(device), index), "cuDeviceGet")
+        self._check(lib.cuDevicePrimaryCtxRetain(c.byref(context), device),
+                    "retaining the device's primary context")
+        self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
+        try:
+            module = c.c_void_p()
+            self._check(lib.cuModuleLoadData(c.byref(module), _KGEN_BINARY),
+                        "loading the kernel binary")
+            functions = {}
+            for kernel, _grid, _block, smem, _args in _KGEN_LAUNCHES:
+                func = c.c_void_p()
+                self._check(lib.cuModuleGetFunction(c.byref(func), module, kernel.encode()),
+                            f"finding kernel {kernel}")
+                if smem > _KGEN_DEFAULT_SMEM:
+                    self._check(lib.cuFuncSetAttribute(func, _KGEN_SMEM_ATTRIBUTE, smem),
+                                f"allowing {smem} bytes of shared memory for {kernel}")
+                functions[kernel] = func
+        finally:
+            lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
+        return context, functions
+
+    def launch(self, device: Any, tensors: dict[str, Any]) -> None:
+        """Every launch of the contract, in order, on torch's current stream of the device."""
+        if device.type != "cuda":
+            raise ValueError(f"kgen ModelNew runs on CUDA tensors; got tensors on {device}")
+        index = device.index if device.index is not None else _kgen_torch.cuda.current_device()
+        if index not in self._loaded:
+            self._loaded[index] = self._load(index)
+        context, functions = self._loaded[index]
+        c, lib = _kgen_ctypes, self._cuda()
+        stream = c.c_void_p(_kgen_torch.cuda.current_stream(device).cuda_stream)
+        self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
+        try:
+            for kernel, grid, block, smem, names in _KGEN_LAUNCHES:
+                values = [_kgen_argument(name, tensors) for name in names]
+                pointers = (c.c_void_p * max(1, len(values)))(
+                    *[c.addressof(v) for v in values])
+                self._check(lib.cuLaunchKernel(functions[kernel], *grid, *block, smem, stream,
+                                               pointers, None), f"launching {kernel}")
+        finally:
+            lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
+
+
+def _kgen_argument(name: str, tensors: dict[str, Any]) -> Any:
+    """A tensor's device pointer, or a size or parameter in its C type."""
+    if name in tensors:
+        return _kgen_ctypes.c_void_p(tensors[name].data_ptr())
+    ctype, value = _KGEN_SCALARS[name]
+    return _KGEN_CTYPES[ctype](value)
+
+
+def _kgen_attribute(module: Any, path: str) -> Any:
+    value = module
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _kgen_checked(what: str, value: Any, shape: tuple[int, ...], dtype: str) -> Any:
+    """The tensor, contiguous; a clear error if it is not what the kernel was built for."""
+    want = getattr(_kgen_torch, dtype)
+    if not isinstance(value, _kgen_torch.Tensor) or tuple(value.shape) != tuple(shape) or (
+            value.dtype != want):
+        got = (f"{tuple(value.shape)} {value.dtype}" if isinstance(value, _kgen_torch.Tensor)
+               else type(value).__name__)
+        raise ValueError(f"kgen ModelNew was built for {what} of shape {tuple(shape)} {dtype} "
+                         f"(the problem's own sizes); got {got}")
+    return value.contiguous()
+
+
+def _kgen_forward(module: Any, inputs: tuple[Any, ...]) -> Any:
+    """Allocate the outputs, launch the kernel(s) on the inputs and the module's weights."""
+    tensors: dict[str, Any] = {}
+    for (name, shape, dtype), value in zip(_KGEN_INPUTS, inputs, strict=True):
+        tensors[name] = _kgen_checked(f"input {name}", value, shape, dtype)
+    for name, attribute, shape, dtype in _KGEN_WEIGHTS:
+        value = _kgen_attribute(module, attribute)
+        tensors[name] = _kgen_checked(f"weight {attribute}", value.detach(), shape, dtype)
+    device = next(iter(tensors.values())).device if tensors else _kgen_torch.device("cuda")
+    if any(t.device != device for t in tensors.values()):
+        raise ValueError("kgen ModelNew needs its inputs and weights on one CUDA device "
+                         "(move the model with .cuda() or .to(device))")
+    for name, shape, dtype in _KGEN_OUTPUTS:
+        tensors[name] = _kgen_torch.empty(shape, dtype=getattr(_kgen_torch, dtype),
+                                          device=device)
+    _KGEN_DRIVER.launch(device, tensors)
+    outputs = tuple(tensors[name] for name, _shape, _dtype in _KGEN_OUTPUTS)
+    return outputs if _KGEN_RETURNS_TUPLE else outputs[0]
+
+
+_KGEN_DRIVER = _KgenDriver()

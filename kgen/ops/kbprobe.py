@@ -1,0 +1,169 @@
+"""`python -m kgen.ops.kbprobe PROBLEM.py`: what a KernelBench problem's tensors are, without
+running it at full size. Run by kgen.ops.kernelbench in a subprocess with a timeout (the file is
+user code); prints one `KGEN-PROBE {json}` line.
+
+The file is executed on torch's meta device: Model(*get_init_inputs()) and get_inputs() make
+tensors with shapes and dtypes but no data, and forward on them gives the outputs' shapes. A
+dispatch mode watches every op forward runs: random ops (tagged nondeterministic_seeded), ops
+whose output shape depends on the values (dynamic_output_shape), and in-place writes to an input
+are refused, each with a line saying what and why.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+MARKER = "KGEN-PROBE"
+_RANDOM_NAMES = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                 "randint_like", "bernoulli", "multinomial", "normal", "poisson", "dropout",
+                 "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                 "rrelu", "uniform_", "normal_", "exponential_", "geometric_", "random_"}
+
+
+class Refused(Exception):
+    """What does not convert, in words for the user."""
+
+
+def random_calls(source: str) -> list[str]:
+    """`line N: torch.rand(...)` for each random call inside Model's methods (an AST scan)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and node.name == "Model"):
+            continue
+        for method in node.body:
+            if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
+                continue
+            for call in ast.walk(method):
+                if isinstance(call, ast.Call) and _random(call):
+                    found.append(f"line {call.lineno}: {ast.unparse(call)[:60]}")
+    return found
+
+
+def _random(call: ast.Call) -> bool:
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else (
+        call.func.id if isinstance(call.func, ast.Name) else "")
+    if name not in _RANDOM_NAMES:
+        return False
+    training = [k.value for k in call.keywords if k.arg == "training"]
+    return not (training and isinstance(training[0], ast.Constant) and training[0].value is False)
+
+
+def _watcher(inputs: list[Any]) -> Any:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    storages = {t.untyped_storage()._cdata for t in inputs}
+
+    class Watcher(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if torch.Tag.nondeterministic_seeded in func.tags:
+                raise Refused(f"forward uses randomness ({func}: torch.rand*, dropout in train "
+                              "mode, ...): its output is not a function of its inputs")
+            if torch.Tag.dynamic_output_shape in func.tags:
+                raise Refused(f"an output shape depends on the input values ({func}: nonzero, "
+                              "masked_select, boolean indexing, unique, ...): a kernel's output "
+                              "buffers are allocated before it runs")
+            for i, arg in enumerate(func._schema.arguments):
+                value = args[i] if i < len(args) else kwargs.get(arg.name)
+                if (arg.alias_info is not None and arg.alias_info.is_write
+                        and isinstance(value, torch.Tensor)
+                        and value.untyped_storage()._cdata in storages):
+                    raise Refused(f"forward modifies an input in place ({func}): the reference "
+                                  "would change what the kernel reads")
+            return func(*args, **kwargs)
+
+    return Watcher()
+
+
+def _forward_names(model: Any, count: int) -> list[str]:
+    params = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in params][:count]
+    return names + [f"x{i}" for i in range(len(names), count)]
+
+
+def _describe(t: Any) -> dict[str, Any]:
+    return {"shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+
+
+def _instantiate(path: Path, source: str) -> tuple[dict[str, Any], Any, list[Any]]:
+    """Exec the file on the meta device: its namespace, Model(*get_init_inputs()), get_inputs()."""
+    import torch
+
+    space: dict[str, Any] = {"__name__": "kgen_kernelbench_problem", "__file__": str(path)}
+    with torch.device("meta"):
+        exec(compile(source, str(path), "exec"), space)
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if name not in space:
+                raise Refused(f"the file defines no {name} (a KernelBench problem has class "
+                              "Model, get_inputs and get_init_inputs)")
+        torch.manual_seed(0)
+        model = space["Model"](*space["get_init_inputs"]())
+        inputs = list(space["get_inputs"]())
+    bad = [i for i, t in enumerate(inputs) if not isinstance(t, torch.Tensor)]
+    if bad:
+        raise Refused(f"get_inputs() item {bad[0]} is a {type(inputs[bad[0]]).__name__}: only "
+                      "tensors convert (pass other values through get_init_inputs)")
+    return space, model, inputs
+
+
+def probe(path: Path) -> dict[str, Any]:
+    """The problem's inputs, weights, outputs, int constants and flop count, or Refused."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    source = path.read_text()
+    static = random_calls(source)
+    if static:
+        raise Refused(f"forward uses randomness ({'; '.join(static)}): its output is not a "
+                      "function of its inputs")
+    space, model, inputs = _instantiate(path, source)
+    counter = FlopCounterMode(display=False)
+    try:
+        with torch.device("meta"), counter, _watcher(inputs):
+            out = model(*inputs)
+    except Refused:
+        raise
+    except Exception as exc:
+        raise Refused(_meta_failure(exc)) from exc
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not outs or not all(isinstance(t, torch.Tensor) for t in outs):
+        raise Refused(f"forward returns {type(out).__name__}: only a tensor or a tuple of "
+                      "tensors converts")
+    weights = [*model.named_parameters(), *model.named_buffers()]
+    constants = {k: v for k, v in space.items() if type(v) is int and not k.startswith("_")}
+    return {"inputs": [{"name": n, **_describe(t)}
+                       for n, t in zip(_forward_names(model, len(inputs)), inputs, strict=True)],
+            "weights": [{"attribute": n, **_describe(t)} for n, t in weights],
+            "outputs": [_describe(t) for t in outs],
+            "returns": "tuple" if isinstance(out, (tuple, list)) else "tensor",
+            "constants": constants, "flops": int(counter.get_total_flops()),
+            "doc": inspect.getdoc(space["Model"]) or ""}
+
+
+def _meta_failure(exc: Exception) -> str:
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    if "meta" in text.lower() and any(w in text for w in ("item", "data-dependent", "nonzero")):
+        return (f"forward reads tensor values to decide shapes or control flow ({text}): "
+                "data-dependent shapes do not convert")
+    return f"forward does not run on torch's meta device, so its shapes cannot be derived: {text}"
+
+
+def main(argv: list[str]) -> None:
+    try:
+        result: dict[str, Any] = probe(Path(argv[0]))
+    except Refused as refused:
+        result = {"refused": str(refused)}
+    except Exception as exc:  # the user's file failed: say where, in one line
+        result = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300]}
+    sys.stdout.write(f"\n{MARKER} {json.dumps(result)}\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

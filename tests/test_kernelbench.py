@@ -1,0 +1,161 @@
+"""KernelBench problems in: `kgen spec` on each test problem, the refusals (randomness, dropout in
+train mode, data-dependent shapes, in-place inputs), the round trip through a saved spec.yaml, and
+the worker's seeded draws and Model reference, on the CPU build of torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from click.testing import CliRunner
+
+from kgen.cli import main
+from kgen.errors import UsageError
+from kgen.ops import load_op, spec_from
+from kgen.ops.kernelbench import load_problem
+from kgen.sandbox import kernelbench
+from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
+
+DATA = Path(__file__).parent / "data" / "kernelbench"
+GOOD = sorted(p for p in DATA.glob("*.py") if not p.name.startswith("bad_"))
+BAD = {"bad_random_in_forward.py": "forward uses randomness (line 20: torch.rand(",
+       "bad_dropout_train.py": "forward uses randomness (aten.bernoulli",
+       "bad_data_dependent.py": "an output shape depends on the input values",
+       "bad_inplace_input.py": "forward modifies an input in place (aten.clamp_"}
+
+
+def _spec_cli(source: str):
+    return CliRunner().invoke(main, ["spec", source])
+
+
+_LOADED: dict[str, object] = {}
+
+
+def _load(name: str):
+    """Each problem probed once per test session (a probe is a subprocess importing torch)."""
+    if name not in _LOADED:
+        _LOADED[name] = load_problem(DATA / name)
+    return _LOADED[name]
+
+
+# Each probe starts a Python that imports torch: seconds. The first file and the first refusal
+# run in the quick suite, the rest with the slow tests.
+def _slow_after_first(items):
+    return [pytest.param(*(item if isinstance(item, tuple) else (item,)),
+                         marks=[pytest.mark.slow] if i else [])
+            for i, item in enumerate(items)]
+
+
+@pytest.mark.parametrize("path", _slow_after_first(GOOD), ids=lambda p: p.stem)
+def test_kgen_spec_prints_each_problem_as_a_loadable_spec(path, tmp_path):
+    result = _spec_cli(str(path))
+    assert result.exit_code == 0, result.output
+    data = yaml.safe_load(result.stdout)
+    assert data["kernelbench"] == str(path.resolve())
+    assert data["test_sizes"] == data["bench_sizes"] and len(data["test_sizes"]) == 1
+    saved = tmp_path / "spec.yaml"
+    saved.write_text(result.stdout)
+    again = load_op(path=saved)  # a saved spec loads back to the same op
+    assert [t.name for t in again.tensors] == list(data["tensors"])
+    assert again.reference.kind == "kernelbench"
+    assert again.reference.text == path.read_text()
+
+
+@pytest.mark.parametrize(("name", "words"), _slow_after_first(sorted(BAD.items())))
+def test_what_does_not_convert_is_refused_in_one_line(name, words):
+    result = _spec_cli(str(DATA / name))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("kgen: error:") and words in result.stderr
+    assert "does not convert to an op spec" in result.stderr and "Traceback" not in result.output
+
+
+def test_the_fused_problem_becomes_input_weights_output_with_its_sizes():
+    spec = _load("l2_gemm_bias_gelu.py")
+    assert spec.name == "l2_gemm_bias_gelu" and spec.reference.kind == "kernelbench"
+    assert [(t.name, t.role, t.attribute) for t in spec.tensors] == [
+        ("x", "input", ""), ("linear_weight", "weight", "linear.weight"),
+        ("linear_bias", "weight", "linear.bias"), ("out", "output", "")]
+    assert spec.sizes == ("batch_size", "in_features", "out_features")
+    assert spec.shape(spec.weights[0], spec.test_sizes[0]) == (2048, 1024)
+    assert spec.flop_count(spec.test_sizes[0]) == 2 * 512 * 1024 * 2048  # torch's flop counter
+    tol = spec.dtypes["float32"]
+    assert (tol.reference, tol.atol, tol.rtol) == ("float64", 1e-4, 1e-4)  # KernelBench's fp32
+
+
+def test_shared_values_get_a_neutral_symbol_and_several_outputs_keep_their_dtypes():
+    conv = _load("l1_conv2d.py")
+    assert "D64" in conv.sizes and "D64 is out_channels, height, width" in conv.description
+    pair = _load("l1_max_with_index.py")
+    assert [(t.name, t.dtype) for t in pair.outputs] == [("out0", None), ("out1", "int64")]
+
+
+def test_spec_sources_and_their_errors(tmp_path):
+    assert spec_from("softmax").name == "softmax"
+    assert spec_from(str(load_op("gemm").folder)).name == "gemm"
+    with pytest.raises(UsageError, match="neither a shipped op"):
+        spec_from(str(tmp_path / "nothing"))
+    broken = tmp_path / "broken.py"
+    broken.write_text("import torch\nclass Model:\n    pass\n")
+    with pytest.raises(UsageError, match="defines no get_inputs"):
+        load_problem(broken)
+    crashing = tmp_path / "crashing.py"
+    crashing.write_text((DATA / "l1_relu.py").read_text().replace("return [x]", "return [x, 1]"))
+    with pytest.raises(UsageError, match="item 1 is a int: only tensors convert"):
+        load_problem(crashing)
+
+
+def test_the_worker_draws_what_kernelbench_would_and_the_model_is_the_reference():
+    spec = _load("l2_gemm_bias_gelu.py")
+    sizes = spec.test_sizes[0]
+    drawn = make_inputs(spec, sizes, "float32", seed=42)
+    space = kernelbench.problem(spec)
+    torch.manual_seed(42)
+    init = space["get_init_inputs"]()
+    torch.manual_seed(42)
+    model = space["Model"](*init)  # as KernelBench's evaluator builds it
+    torch.manual_seed(42)
+    (x,) = space["get_inputs"]()
+    assert torch.equal(drawn["x"], x)
+    assert torch.equal(drawn["linear_weight"], model.linear.weight.detach())
+    refs = compute_reference(spec, "float32", drawn, sizes, on_gpu=False)
+    assert refs["out"].dtype == torch.float64
+    with torch.no_grad():
+        assert torch.allclose(refs["out"].float(), model(x), atol=1e-5)
+    other = make_inputs(spec, sizes, "float32", seed=43)
+    assert not torch.equal(other["x"], drawn["x"])
+
+
+def test_a_kernelbench_output_is_checked_like_any_other():
+    from kgen.sandbox.launch import allocate
+
+    spec = _load("l1_max_with_index.py")
+    sizes = spec.test_sizes[0]
+    inputs = make_inputs(spec, sizes, "float32", seed=1)
+    buffers = allocate(spec, sizes, "float32", device="cpu")
+    buffers["x"].data.copy_(inputs["x"])
+    refs = compute_reference(spec, "float32", inputs, sizes, on_gpu=False)
+    values, indices = torch.max(inputs["x"], dim=-1)
+    buffers["out0"].data.copy_(values)
+    buffers["out1"].data.copy_(indices)
+    check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here")
+
+
+def test_the_prompt_shows_the_problem_and_a_contract_example_that_parses():
+    import re
+
+    from kgen.arch import parse_arch
+    from kgen.loop import prompts
+    from kgen.loop.candidate import parse_contract
+    from kgen.loop.task import Task
+
+    spec = _load("l1_max_with_index.py")
+    user = prompts.build_messages(Task("generate", parse_arch("sm_90"), spec, "float32"),
+                                  ())[1]["content"]
+    assert "this KernelBench problem's `Model.forward`" in user
+    assert "values, indices = torch.max(x, dim=-1)" in user  # the problem's source
+    assert "`out1`: output, shape [rows], row-major and contiguous, passed as `long long*`" in user
+    (example,) = re.findall(r"```cuda\n(.*?)```", user, re.DOTALL)
+    contract, problems = parse_contract(example + "{}\n", spec)
+    assert problems == () and contract.launches[0].args == ("x", "out0", "out1", "rows", "cols")

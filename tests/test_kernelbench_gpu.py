@@ -1,0 +1,112 @@
+"""On a GPU: `kgen generate --kernelbench` with a chat-completions model that replies with a
+correct kernel validates it against the problem's Model and writes model_new.py; a
+KernelBench-style harness (exec the sources, seed, build Model and ModelNew, compare on fresh
+inputs with KernelBench's float32 tolerance) finds ModelNew equal to Model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from chat_server import ChatServer, completion
+from click.testing import CliRunner
+from helpers import fenced
+
+from kgen.arch import local_gpu
+from kgen.cli import main
+from kgen.compile import compile_source
+from kgen.loop.candidate import parse_contract
+from kgen.loop.modelnew import render
+from kgen.ops.kernelbench import load_problem
+
+pytestmark = pytest.mark.gpu
+
+DATA = Path(__file__).parent / "data" / "kernelbench"
+KERNELS = DATA / "kernels"
+TOLERANCE = 1e-4  # KernelBench's float32 tolerance (atol = rtol)
+
+
+def kernelbench_harness(problem: str, model_new: str, trials: int = 3, seed: int = 42) -> None:
+    """What KernelBench's evaluator does: exec both sources, seed, build Model and ModelNew the
+    same way, compare outputs on fresh inputs with torch.allclose."""
+    reference: dict = {}
+    exec(compile(problem, "<problem>", "exec"), reference)
+    custom: dict = {}
+    exec(compile(model_new, "<model_new>", "exec"), custom)
+    torch.manual_seed(seed)
+    init = reference["get_init_inputs"]()
+    with torch.no_grad():
+        torch.manual_seed(seed)
+        model = reference["Model"](*init).cuda()
+        torch.manual_seed(seed)
+        new = custom["ModelNew"](*init).cuda()
+        for trial in range(trials):
+            torch.manual_seed(seed + 1 + trial)
+            inputs = [x.cuda() for x in reference["get_inputs"]()]
+            want, got = model(*inputs), new(*inputs)
+            torch.cuda.synchronize()
+            want = want if isinstance(want, tuple) else (want,)
+            got = got if isinstance(got, tuple) else (got,)
+            assert len(want) == len(got)
+            for w, g in zip(want, got, strict=True):
+                assert w.shape == g.shape and w.dtype == g.dtype
+                assert torch.allclose(w, g, atol=TOLERANCE, rtol=TOLERANCE), \
+                    f"trial {trial}: max diff {float((w - g).abs().max())}"
+
+
+def _arch() -> str:
+    found = local_gpu()
+    assert found is not None
+    return found[1].name
+
+
+def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
+    pytest.importorskip("openai")  # a GPU machine without registries may lack it (README)
+    problem = DATA / "l2_gemm_bias_gelu.py"
+    with ChatServer() as server:
+        server.push(completion(fenced((KERNELS / "l2_gemm_bias_gelu.cu").read_text())))
+        result = CliRunner().invoke(main, [
+            "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "1",
+            "--model", "test-model", "--base-url", server.base_url, "--out",
+            str(tmp_path / "run"), "--json"],
+            env={"KGEN_API_KEY": "sk-test-0123456789", "OPENAI_API_KEY": None,
+                 "OPENAI_BASE_URL": None, "KGEN_BASE_URL": None, "KGEN_MODEL": None})
+        assert result.exit_code == 0, result.output
+        prompt = server.completions[0].text("user")
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["validated"] is True
+    assert "class Model(nn.Module)" in prompt and "`linear_weight` = `self.linear.weight`" in prompt
+    run = tmp_path / "run"
+    report = (run / "report.md").read_text()
+    print(report)
+    assert "model_new.py" in report and "torch eager (Model.forward)" in report
+    model_new = (run / "model_new.py").read_text()
+    assert "kgen validated it on" in model_new
+    kernelbench_harness(problem.read_text(), model_new)
+
+
+@pytest.mark.parametrize("name", ["l1_relu", "l1_max_with_index"])
+def test_model_new_matches_model_in_the_harness(name):
+    spec = load_problem(DATA / f"{name}.py")
+    source = (KERNELS / f"{name}.cu").read_text()
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    found = local_gpu()
+    compiled = compile_source(source, found[1])
+    assert compiled.ok, compiled.summary
+    text = render(spec, contract, compiled.cubin, found[1].name, source, "test")
+    kernelbench_harness((DATA / f"{name}.py").read_text(), text)
+
+
+def test_kgen_bench_kernelbench_times_eager_and_compile():
+    result = CliRunner().invoke(main, ["bench", str(KERNELS / "l1_relu.cu"), "--kernelbench",
+                                       str(DATA / "l1_relu.py"), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout[result.stdout.index("{"):])
+    assert data["verdict"] == "pass"
+    (timing,) = data["timings"]
+    assert timing["baseline"] == "torch eager (Model.forward)" and timing["baseline_ms"] > 0
+    failed = [c for c in data["checks"] if "torch.compile of the baseline failed" in c]
+    assert (timing["compiled_ms"] or 0) > 0 or failed, data["checks"]

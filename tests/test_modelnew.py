@@ -1,0 +1,151 @@
+"""KernelBench out: model_new.py is self-contained Python that KernelBench's evaluator can exec(),
+its ModelNew has Model's constructor, parameters (the same weights given the same seed) and
+forward signature, and launches the kernel per its contract (checked here with a stand-in driver;
+the real one is in test_kernelbench_gpu.py). A scripted `kgen generate --kernelbench` run
+writes it."""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+from helpers import fenced
+
+from kgen.arch import parse_arch
+from kgen.cli import main
+from kgen.compile import compile_source
+from kgen.loop.candidate import parse_contract
+from kgen.loop.modelnew import render
+from kgen.ops.kernelbench import load_problem
+
+pytestmark = pytest.mark.nvcc
+
+DATA = Path(__file__).parent / "data" / "kernelbench"
+KERNELS = DATA / "kernels"
+_SPECS: dict[str, object] = {}
+
+
+def _spec(name: str):
+    if name not in _SPECS:
+        _SPECS[name] = load_problem(DATA / f"{name}.py")
+    return _SPECS[name]
+
+
+def _model_new(name: str, origin: str = "test") -> tuple[str, bytes]:
+    spec = _spec(name)
+    source = (KERNELS / f"{name}.cu").read_text()
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    compiled = compile_source(source, parse_arch("sm_90"))
+    assert compiled.ok, compiled.summary
+    return render(spec, contract, compiled.cubin, "sm_90", source, origin), compiled.cubin
+
+
+def _load(text: str) -> dict:
+    """As KernelBench's load_custom_model does: exec the source into a fresh context."""
+    context: dict = {}
+    exec(compile(text, "<model_new>", "exec"), context)
+    return context
+
+
+class Recorder:
+    """Stands in for the CUDA driver: records what would be launched."""
+
+    def __init__(self):
+        self.calls = []
+
+    def launch(self, device, tensors):
+        self.calls.append((device, dict(tensors)))
+
+
+def test_model_new_has_models_constructor_weights_and_signature():
+    text, cubin = _model_new("l2_gemm_bias_gelu")
+    context = _load(text)
+    model_cls, new_cls = context["Model"], context["ModelNew"]
+    assert issubclass(new_cls, model_cls)
+    init = context["get_init_inputs"]()
+    torch.manual_seed(7)
+    model = model_cls(*init)
+    torch.manual_seed(7)
+    new = new_cls(*init)
+    assert model.state_dict().keys() == new.state_dict().keys()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, new.state_dict()[key]), key
+    assert list(context["ModelNew"].forward.__code__.co_varnames[:2]) == ["self", "x"]
+    assert context["_KGEN_BINARY"] == cubin
+    assert context["_KGEN_LAUNCHES"] == [("gemm_bias_gelu_f32", (128, 32, 1), (16, 16, 1), 0, (
+        "x", "linear_weight", "linear_bias", "out", "batch_size", "in_features",
+        "out_features"))]
+    assert "int main" not in context["_KGEN_SOURCE"] and "gemm_bias_gelu_f32" in context[
+        "_KGEN_SOURCE"]
+
+
+def test_forward_launches_per_the_contract_with_the_modules_own_weights():
+    context = _load(_model_new("l2_gemm_bias_gelu")[0])
+    recorder = Recorder()
+    context["_KGEN_DRIVER"] = recorder
+    new = context["ModelNew"](*context["get_init_inputs"]())
+    (x,) = context["get_inputs"]()
+    out = new(x)
+    (device, tensors), = recorder.calls
+    assert device.type == "cpu" and out.shape == (512, 2048) and out.dtype == torch.float32
+    assert tensors["x"].data_ptr() == x.data_ptr()
+    assert tensors["linear_weight"].data_ptr() == new.linear.weight.data_ptr()
+    assert tensors["out"] is out
+    argument = context["_kgen_argument"]
+    assert argument("in_features", tensors).value == 1024
+    assert isinstance(argument("in_features", tensors), ctypes.c_int)
+    assert argument("x", tensors).value == x.data_ptr()
+
+
+def test_two_outputs_come_back_as_a_tuple_and_bad_inputs_are_told():
+    context = _load(_model_new("l1_max_with_index")[0])
+    context["_KGEN_DRIVER"] = Recorder()
+    new = context["ModelNew"]()
+    values, indices = new(*context["get_inputs"]())
+    assert values.dtype == torch.float32 and indices.dtype == torch.int64
+    with pytest.raises(ValueError, match=r"built for input x of shape \(4096, 1000\) float32"):
+        new(torch.zeros(3, 3))
+
+
+def test_the_real_driver_refuses_cpu_tensors_with_a_clear_error():
+    context = _load(_model_new("l1_relu")[0])
+    new = context["ModelNew"]()
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
+        new(*context["get_inputs"]())
+
+
+def test_future_imports_of_the_problem_move_to_the_top(tmp_path):
+    problem = tmp_path / "future_relu.py"
+    problem.write_text('"""A docstring first."""\nfrom __future__ import annotations\n'
+                       + (DATA / "l1_relu.py").read_text())
+    spec = load_problem(problem)
+    source = (KERNELS / "l1_relu.cu").read_text().replace("op=l1_relu", "op=future_relu")
+    contract, _ = parse_contract(source, spec)
+    text = render(spec, contract, b"\x7fELF", "sm_90", source, "test")
+    assert text.count("from __future__ import annotations") == 1
+    assert "ModelNew" in _load(text)
+    assert base64.b64encode(b"\x7fELF").decode() in text
+
+
+@pytest.mark.slow
+def test_a_scripted_kernelbench_run_writes_an_importable_model_new(tmp_path):
+    reply = fenced((KERNELS / "l1_relu.cu").read_text())
+    (tmp_path / "script.json").write_text(json.dumps([reply]))
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(DATA / "l1_relu.py"), "--arch", "sm_90", "--no-gpu",
+        "--backend", "scripted", "--out", str(tmp_path / "run"), "--json"],
+        env={"KGEN_SCRIPT": str(tmp_path / "script.json"), "KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "run" / "model_new.py").read_text()
+    assert "could NOT validate it" in text and "attempt 1" in text
+    context = _load(text)
+    assert issubclass(context["ModelNew"], context["Model"])
+    assert "model_new.py" in (tmp_path / "run" / "report.md").read_text()
+    saved = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert saved["kernelbench"] == str((DATA / "l1_relu.py").resolve())

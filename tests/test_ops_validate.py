@@ -15,7 +15,7 @@ from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
 from kgen.sandbox import reference
 from kgen.sandbox.compare import INT_POISON, compare_exact, relative_error, row_sums_problem
-from kgen.sandbox.launch import _as_numpy, Runner, allocate
+from kgen.sandbox.launch import Runner, _as_numpy, allocate
 from kgen.sandbox.rejected import Rejected
 from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
 

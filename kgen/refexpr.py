@@ -2,15 +2,23 @@
 
 Allowed: the input names, numbers, + - * / @ **, unary minus, `.T`/`.mT`, and calls of
 `torch.<name>` / `torch.nn.functional.<name>` from a short allow list with constant keywords.
+A spec file is untrusted input, so the work is bounded before anything runs: the text's length,
+its syntax nodes and nesting, and constant folding (`**` takes a small constant exponent, and
+arithmetic on plain numbers never builds a huge integer: `A * 10 ** 100000000` is refused at once).
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kgen.errors import UsageError
+from kgen.expr import MAX_DEPTH, MAX_LENGTH, MAX_NODES, shown
+
+MAX_EXPONENT = 64  # `x ** e` takes a numeric constant e with |e| <= this
+MAX_BITS = 1024  # plain-number arithmetic stays below 2**1024
 
 _TORCH_FUNCS = frozenset({"matmul", "mm", "bmm", "exp", "log", "tanh", "sigmoid", "softmax",
                           "log_softmax", "sum", "mean", "amax", "amin", "sqrt", "rsqrt", "relu",
@@ -22,12 +30,12 @@ _BINOPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div:
 
 def evaluate(text: str, tensors: Mapping[str, Any]) -> Any:
     """The value of the reference expression with these tensors bound to their names."""
-    return _walk(_parse(text), tensors, text, _function)
+    return _walk(_parse(text), tensors, text, _function, 0)
 
 
 def check(text: str, names: Iterable[str]) -> None:
     """UsageError unless `text` is a valid reference over these input names (no torch needed)."""
-    _walk(_parse(text), {name: _Symbol() for name in names}, text, _stand_in)
+    _walk(_parse(text), {name: _Symbol() for name in names}, text, _stand_in, 0)
 
 
 class _Symbol:
@@ -41,31 +49,68 @@ class _Symbol:
 
 
 def _parse(text: str) -> ast.AST:
+    text = str(text).strip()
+    if len(text) > MAX_LENGTH:
+        raise UsageError(f"the reference expression is too long ({len(text)} characters, at "
+                         f"most {MAX_LENGTH})")
     try:
-        return ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
-        raise UsageError(f"cannot parse the reference expression {text!r}") from exc
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise UsageError(f"cannot parse the reference expression {shown(text)}") from exc
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise UsageError(f"the reference expression is too complex (more than {MAX_NODES} "
+                         f"syntax nodes): {shown(text)}")
+    return tree.body
 
 
-def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str, functions: Any) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _fold(op: type, left: Any, right: Any, exponent: ast.AST, text: str) -> None:
+    """Refuse what would take unbounded time or memory before Python computes it."""
+    if op is ast.Pow:
+        try:
+            power = _constant(exponent, text)
+        except UsageError:
+            power = None
+        if not _number(power) or abs(power) > MAX_EXPONENT:
+            raise UsageError(f"`**` takes a numeric constant exponent of at most {MAX_EXPONENT} "
+                             f"in {shown(text)}")
+        if _number(left) and abs(left) > 1 and abs(power) * math.log2(abs(left)) > MAX_BITS:
+            raise UsageError(f"a constant power too large to compute in {shown(text)}")
+    elif op is ast.Mult and isinstance(left, int) and isinstance(right, int):
+        if left.bit_length() + right.bit_length() > MAX_BITS:
+            raise UsageError(f"a constant product too large to compute in {shown(text)}")
+
+
+def _walk(node: ast.AST, tensors: Mapping[str, Any], text: str, functions: Any,
+          depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise UsageError(f"the reference expression is nested too deeply: {shown(text)}")
+    if isinstance(node, ast.Constant) and _number(node.value):
+        if isinstance(node.value, int) and node.value.bit_length() > MAX_BITS:
+            raise UsageError(f"a constant too large in {shown(text)}")
         return node.value
     if isinstance(node, ast.Name) and node.id in tensors:
         return tensors[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left = _walk(node.left, tensors, text, functions)
-        right = _walk(node.right, tensors, text, functions)
+        left = _walk(node.left, tensors, text, functions, depth + 1)
+        right = _walk(node.right, tensors, text, functions, depth + 1)
+        _fold(type(node.op), left, right, node.right, text)
         return getattr(left, _BINOPS[type(node.op)])(right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_walk(node.operand, tensors, text, functions)
+        return -_walk(node.operand, tensors, text, functions, depth + 1)
     if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
-        return getattr(_walk(node.value, tensors, text, functions), node.attr)
+        return getattr(_walk(node.value, tensors, text, functions, depth + 1), node.attr)
     if isinstance(node, ast.Call):
         func = functions(node.func, text)
-        args = [_walk(a, tensors, text, functions) for a in node.args]
+        args = [_walk(a, tensors, text, functions, depth + 1) for a in node.args]
         kwargs = {k.arg: _constant(k.value, text) for k in node.keywords if k.arg}
         return func(*args, **kwargs)
-    raise UsageError(f"not allowed in a reference expression: {ast.unparse(node)!r} in {text!r}")
+    piece = ast.get_source_segment(str(text).strip(), node) or type(node).__name__
+    raise UsageError(f"not allowed in a reference expression: {shown(piece, 40)} in "
+                     f"{shown(text)}")
 
 
 _PREFIXES = ("torch.nn.functional.", "F.", "torch.")
@@ -73,11 +118,12 @@ _PREFIXES = ("torch.nn.functional.", "F.", "torch.")
 
 def _allowed(node: ast.AST, text: str) -> tuple[str, str]:
     """(prefix, name) of an allowed function, else UsageError."""
-    dotted = ast.unparse(node)
+    dotted = ast.get_source_segment(str(text).strip(), node) or type(node).__name__
     for prefix in _PREFIXES:
         if dotted.startswith(prefix) and dotted[len(prefix):] in _TORCH_FUNCS:
             return prefix, dotted[len(prefix):]
-    raise UsageError(f"function {dotted!r} is not allowed in a reference expression {text!r} "
+    raise UsageError(f"function {shown(dotted, 40)} is not allowed in a reference expression "
+                     f"{shown(text)} "
                      f"(allowed: torch.{{{', '.join(sorted(_TORCH_FUNCS))}}})")
 
 
@@ -87,7 +133,7 @@ def _function(node: ast.AST, text: str) -> Any:
     prefix, name = _allowed(node, text)
     module = torch if prefix == "torch." else torch.nn.functional
     if not hasattr(module, name):
-        raise UsageError(f"{prefix}{name} does not exist in this torch ({text!r})")
+        raise UsageError(f"{prefix}{name} does not exist in this torch ({shown(text)})")
     return getattr(module, name)
 
 
@@ -97,10 +143,13 @@ def _stand_in(node: ast.AST, text: str) -> Any:
 
 
 def _constant(node: ast.AST, text: str) -> Any:
-    if isinstance(node, ast.Constant):
+    if isinstance(node, ast.Constant) and (_number(node.value) or node.value is None
+                                           or isinstance(node.value, (bool, str))):
+        if isinstance(node.value, int) and node.value.bit_length() > MAX_BITS:
+            raise UsageError(f"a constant too large in {shown(text)}")
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_constant(node.operand, text)
     if isinstance(node, ast.Tuple):
         return tuple(_constant(e, text) for e in node.elts)
-    raise UsageError(f"keyword arguments must be constants in {text!r}")
+    raise UsageError(f"keyword arguments must be constants in {shown(text)}")

@@ -17,6 +17,7 @@ from kgen.errors import EnvironmentProblem
 from kgen.loop import prompts
 from kgen.loop.attempt import Attempt, best_attempt
 from kgen.loop.candidate import extract_source, parse_contract
+from kgen.loop.geometry import launch_problems
 from kgen.loop.rundir import RunDir
 from kgen.loop.task import Task
 from kgen.models.base import Model, Reply, Request
@@ -53,6 +54,9 @@ class Checker:
         include_dir = task.path.resolve().parent if task.path else None
         compiled = compile_source(source, task.arch, flags=self.flags, include_dir=include_dir,
                                        embed_ptx=self.embed_ptx)
+        if contract is not None and task.spec is not None:  # impossible launches never run
+            problems = launch_problems(contract, task.spec, task.arch, compiled.resources)
+            contract = None if problems else contract
         evaluation = None
         if compiled.ok and contract is not None and task.spec is not None and self.evaluator:
             evaluation = self.evaluator(compiled, contract, task)

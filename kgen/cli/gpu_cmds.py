@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from kgen.errors import EnvironmentProblem, UsageError
+from kgen.textsafe import terminal
 
 UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs WITHOUT "
                   "bubblewrap (it can reach the network and write your files)")
@@ -72,7 +73,8 @@ def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, a
     compiled = compile_source(source, target, include_dir=file.resolve().parent,
                               embed_ptx=embed_ptx)
     if not compiled.ok:
-        click.echo(f"{file}: does not compile for {target.name}\n{compiled.summary}", err=True)
+        click.echo(terminal(f"{file}: does not compile for {target.name}\n{compiled.summary}"),
+                   err=True)
         sys.exit(1)
     options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
                       unsafe_no_sandbox=unsafe_no_sandbox)
@@ -105,10 +107,11 @@ def _print(result, file: Path, arch: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"file": str(file), "arch": arch, **result.to_json()}, indent=2))
         return
-    click.echo(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)", err=True)
-    click.echo(result.describe())
+    click.echo(terminal(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)"),
+               err=True)
+    click.echo(terminal(result.describe()))
     for check in result.checks:
-        click.echo(f"check  {check}")
+        click.echo(terminal(f"check  {check}"))
 
 
 @click.command()
@@ -129,6 +132,6 @@ def doctor(binary: Path | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
     if as_json:
         click.echo(json.dumps([c.to_json() for c in checks], indent=2))
     else:
-        click.echo(checks_module.render(checks))
+        click.echo(terminal(checks_module.render(checks)))  # served names, paths: data
     failed = any(c.status == checks_module.FAIL for c in checks)
     sys.exit(1 if failed else 0)

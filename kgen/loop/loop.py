@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
@@ -21,6 +21,7 @@ from kgen.loop.geometry import launch_problems
 from kgen.loop.rundir import RunDir
 from kgen.loop.task import Task
 from kgen.models.base import Model, Reply, Request
+from kgen.textsafe import clean_reply
 from kgen.verdict import Evaluation
 
 Evaluator = Callable[[CompileResult, Contract, Task], Evaluation]
@@ -43,17 +44,21 @@ class Checker:
     embed_ptx: bool = False  # the local GPU runs the target through the PTX (see kgen.arch)
     gpu_note: str = "no GPU: candidates are compiled, not validated or timed"
     flags: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()  # local headers a candidate may include (the input's own)
 
     def check(self, task: Task, source: str, number: int, round_number: int,
-              notes: str = "") -> Attempt:
-        """Contract, compile and (where a GPU can) run one source: the attempt's record."""
+              notes: str = "", trusted: bool = False) -> Attempt:
+        """Contract, compile and (where a GPU can) run one source: the attempt's record.
+        `trusted` is the user's own file (a fix's attempt 1), which may include any header of
+        its folder; a model's candidate may include only `headers`."""
         contract: Contract | None = None
         problems: tuple[Diagnostic, ...] = ()
         if task.spec is not None or "// kgen:" in source:
             contract, problems = parse_contract(source, task.spec)
         include_dir = task.path.resolve().parent if task.path else None
         compiled = compile_source(source, task.arch, flags=self.flags, include_dir=include_dir,
-                                       embed_ptx=self.embed_ptx)
+                                  headers=None if trusted else self.headers,
+                                  embed_ptx=self.embed_ptx)
         if contract is not None and task.spec is not None:  # impossible launches never run
             problems = launch_problems(contract, task.spec, task.arch, compiled.resources)
             contract = None if problems else contract
@@ -98,12 +103,14 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
         round_number = 1 + max((a.round for a in trajectory.attempts), default=0)
         for _ in range(budget.candidates):
             request = Request(tuple(messages), task, tuple(trajectory.attempts))
-            reply = _ask(model, request, run_dir, len(trajectory.attempts) + 1)
+            # After the last number, not the count: a record set aside on resume keeps its folder.
+            number = 1 + max((a.number for a in trajectory.attempts), default=0)
+            reply = _ask(model, request, run_dir, number)
             trajectory.tokens += reply.usage.total
             if reply.give_up:
                 trajectory.stop_reason = f"the model gave up: {reply.give_up}"
                 return trajectory
-            attempt = _attempt(task, checker, reply, len(trajectory.attempts) + 1, round_number)
+            attempt = _attempt(task, checker, reply, number, round_number)
             run_dir.save_attempt(attempt, reply.text)
             trajectory.attempts.append(attempt)
             on_attempt(attempt, trajectory)
@@ -139,6 +146,9 @@ def _ask(model: Model, request: Request, run_dir: RunDir, number: int) -> Reply:
         run_dir.log_call({**record, "error": f"{type(exc).__name__}: {exc}",
                           "latency_s": round(time.monotonic() - started, 3)})
         raise
+    # Model text is data: no lone surrogates, NULs or control sequences reach any file.
+    reply = replace(reply, text=clean_reply(reply.text),
+                    give_up=clean_reply(reply.give_up) if reply.give_up else None)
     run_dir.log_call({**record, "reply": reply.text, "give_up": reply.give_up,
                       "usage": {"prompt_tokens": reply.usage.prompt_tokens,
                                 "completion_tokens": reply.usage.completion_tokens},

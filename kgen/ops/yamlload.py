@@ -60,7 +60,8 @@ def load_yaml(path: Path, what: str = "spec") -> Any:
     except OSError as exc:
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     if len(data) > MAX_BYTES:
-        raise UsageError(f"{what} {path} is larger than {MAX_BYTES // 1024} KiB; a spec is a few KiB")
+        raise UsageError(f"{what} {path} is larger than {MAX_BYTES // 1024} KiB; a spec is a "
+                         "few KiB")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -25,7 +25,7 @@ from kgen.compile.flags import check_flags
 from kgen.compile.includes import check_includes, directives
 from kgen.compile.logparse import parse_resources
 from kgen.compile.records import CompileResult, Diagnostic
-from kgen.compile.scan import SOURCE_NAME
+from kgen.compile.scan import SOURCE_NAME, line_text
 from kgen.compile.summary import summarize
 from kgen.textsafe import redact_paths, redact_secrets
 
@@ -133,7 +133,7 @@ class _Job:
         allowed = ("the header files of the source's folder" if self.allowed is None else
                    "the local headers the input already includes: " +
                    (", ".join(sorted(self.allowed)) or "none"))
-        source = text.splitlines()[line - 1] if line and line <= len(text.splitlines()) else ""
+        source = line_text(text, line)
         return Diagnostic("error", line, None, None, f"include refused: {name} is not one of "
                           f"the CUDA/system headers or {allowed}", source, category="policy")
 
@@ -148,8 +148,10 @@ class _Job:
         found = []
         for d in rules.parse(deps.scrub_log(done.output, self.visible), text):
             m = _CANNOT_OPEN.match(d.message)
+            # For a candidate, "missing" and "refused" read the same, so its includes learn
+            # nothing about which files exist; the user's own file gets the compiler's words.
             found.append(self._refusal(m.group("name") or m.group("edg"), text, d.line)
-                         if m else d)
+                         if m and self.allowed is not None else d)
         if not any(d.severity == "error" for d in found):
             found.append(Diagnostic("error", None, None, None, "the preprocessor failed "
                                     f"(exit code {done.returncode}) before listing the includes",

@@ -76,6 +76,7 @@ def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, a
         click.echo(terminal(f"{file}: does not compile for {target.name}\n{compiled.summary}"),
                    err=True)
         sys.exit(1)
+    _check_launches(contract, spec, target, compiled, file)
     options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
                       unsafe_no_sandbox=unsafe_no_sandbox)
     result = evaluate(compiled, contract, spec, target, options=options)
@@ -83,6 +84,15 @@ def bench(file: Path, op: str | None, op_file: Path | None, dtype: str | None, a
         raise EnvironmentProblem("the GPU could not run this build")
     _print(result, file, target.name, as_json)
     sys.exit(0 if result.passed else 1)
+
+
+def _check_launches(contract, spec, target, compiled, file: Path) -> None:
+    """An impossible launch (negative grid, too much shared memory) never reaches the GPU."""
+    from kgen.loop.geometry import launch_problems
+
+    problems = launch_problems(contract, spec, target, compiled.resources)
+    if problems:
+        raise UsageError(f"{file}: " + "; ".join(f"line {p.line}: {p.message}" for p in problems))
 
 
 def _target(arch: str | None):

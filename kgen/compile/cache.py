@@ -17,6 +17,7 @@ from pathlib import Path
 from kgen import toolkit
 from kgen.arch import Arch
 from kgen.compile.records import CompileResult, Diagnostic, ResourceUsage
+from kgen.textsafe import redact_secrets
 
 FORMAT = 4  # bump whenever diagnostics parsing changes: entries store parsed records
 
@@ -98,7 +99,8 @@ def store(key: str, result: CompileResult, include_dir: Path | None = None) -> N
             (staging / "kernel.cubin").write_bytes(result.cubin)
         if result.ptx is not None:
             (staging / "kernel.ptx").write_text(result.ptx)
-        (staging / "result.json").write_text(json.dumps(meta))
+        # Like the run directory: no configured key is ever written (a source may quote one).
+        (staging / "result.json").write_text(redact_secrets(json.dumps(meta)))
         os.replace(staging, folder)  # atomic: a reader sees all of an entry or none
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)

@@ -34,8 +34,9 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     origin: list[int] = []
     line, i = 1, 0
     # Phase 1 as gcc does it: any of CR, LF, CRLF ends a line; a BOM is skipped; NUL is space.
+    # (A BOM anywhere is read as space: stricter than gcc, never looser.)
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", " ")
-    text = text.removeprefix("\ufeff")
+    text = text.replace("\ufeff", " ")
     while i < len(text):
         splice = _SPLICE.match(text, i) if text[i] == "\\" else None
         if splice:  # a spliced line continues (gcc allows spaces between the backslash and EOL)

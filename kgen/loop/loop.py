@@ -103,8 +103,9 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
         round_number = 1 + max((a.round for a in trajectory.attempts), default=0)
         for _ in range(budget.candidates):
             request = Request(tuple(messages), task, tuple(trajectory.attempts))
-            # After the last number, not the count: a record set aside on resume keeps its folder.
-            number = 1 + max((a.number for a in trajectory.attempts), default=0)
+            # After the last number, not the count, and after any folder whose record was set
+            # aside on resume (run_dir.reserved): no attempt folder is ever written twice.
+            number = 1 + max([a.number for a in trajectory.attempts] + [run_dir.reserved])
             reply = _ask(model, request, run_dir, number)
             trajectory.tokens += reply.usage.total
             if reply.give_up:

@@ -25,6 +25,7 @@ CORRUPT_FILE = "results.corrupt.jsonl"
 class Results:
     records: list[dict[str, Any]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what was repaired, for the user
+    set_aside: int = 0  # corrupt lines moved to CORRUPT_FILE
 
 
 def read_results(path: Path, skip_corrupt: bool = False) -> Results:
@@ -57,6 +58,7 @@ def read_results(path: Path, skip_corrupt: bool = False) -> Results:
         raise UsageError(f"{path} line {number} is not a valid attempt record: {problem}{more}; "
                          "repair or delete that line, or pass --skip-corrupt to set it aside")
     if bad:
+        out.set_aside = len(bad)
         with open(path.parent / CORRUPT_FILE, "ab") as aside:
             aside.write(b"".join(raw + b"\n" for _, raw, _ in bad))
         out.notices.append(f"{path.name}: set aside {len(bad)} corrupt line(s) (line(s) "

@@ -113,6 +113,7 @@ class RunDir:
     def __init__(self, path: Path):
         self.path = path
         self.notices: list[str] = []  # what reopening repaired, for the user
+        self.reserved = 0  # attempt numbers up to this one are taken (records set aside)
         self._records: list[dict[str, Any]] | None = None
 
     @classmethod
@@ -142,6 +143,9 @@ class RunDir:
         run.meta()  # one clear line now if run.json is damaged
         results = read_results(path / "results.jsonl", skip_corrupt)
         run._records, run.notices = results.records, results.notices
+        if results.set_aside:  # their folders stay as they are: new attempts go after them
+            run.reserved = max((int(p.name) for p in (path / "attempts").glob("[0-9]*")
+                                if p.name.isdigit()), default=0)
         transcript = path / "transcript.jsonl"
         if transcript.is_file() and transcript.stat().st_size:
             with open(transcript, "rb+") as handle:  # a torn last call must not swallow the next

@@ -34,12 +34,17 @@ def load_op(name: str | None = None, path: Path | None = None) -> OpSpec:
         raise UsageError(f"invalid spec {path}: {message}") from None
 
 
+_WORDS = {int: "a number", float: "a number", str: "text", list: "a list", dict: "a mapping"}
+
+
 def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
     if key not in data:
         raise KeyError(f"missing field '{key}'")
     if not isinstance(data[key], kind) or (isinstance(data[key], bool) and bool not in (
             kind if isinstance(kind, tuple) else (kind,))):
-        raise TypeError(f"field '{key}' should be a {getattr(kind, '__name__', kind)}")
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wanted = " or ".join(dict.fromkeys(_WORDS.get(k, k.__name__) for k in kinds))
+        raise TypeError(f"field '{key}' should be {wanted} (got {type(data[key]).__name__})")
     return data[key]
 
 

@@ -200,3 +200,16 @@ def test_header_edits_miss_the_cache(sm89, folder):
     (folder / "tile.h").write_text("#define TILE 32\n")
     assert not _compile(source, sm89, folder).cached
     os.utime(folder / "tile.h")
+
+
+def test_a_refused_flag_on_the_command_line_is_one_line_and_exit_2(tmp_path):
+    from click.testing import CliRunner
+
+    from kgen import cli
+
+    source = tmp_path / "k.cu"
+    source.write_text(BODY)
+    result = CliRunner().invoke(cli.main, ["compile", str(source), "--arch", "sm_89",
+                                           "--flag=--pre-include=/etc/passwd"])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert "not allowed" in result.output and "root:" not in result.output

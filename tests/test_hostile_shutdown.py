@@ -76,6 +76,7 @@ def test_a_signal_closes_the_run_and_kills_nvcc_with_its_children(tmp_path, monk
     if not isolated:
         monkeypatch.setattr(process, "bwrap_path", lambda: None)
         monkeypatch.setattr(compile_isolation, "bwrap_path", lambda: None)
+    monkeypatch.setenv("KGEN_CACHE_DIR", str(tmp_path / "cache"))  # nvcc must really run
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))

@@ -4,17 +4,14 @@ directory, drive the loop, close it properly after Ctrl-C or a fatal error, retu
 The CLI parses options into a RunConfig, calls Run.start or Run.resume, then run.execute, and
 prints; it knows nothing of the stages. A run directory read back is data: its run.json is
 validated field by field, a prompt set it names is used only if kgen ships it or the user names
-it again, and a key is sent only to an endpoint named in this invocation (kgen.loop.resume).
+it again, and a key is sent only to an endpoint named in this invocation (kgen.loop.config).
 SIGTERM and SIGHUP end a run as Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import signal
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +20,7 @@ from kgen import models
 from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
-from kgen.errors import KgenError, Signalled, UsageError
+from kgen.errors import KgenError, UsageError
 from kgen.gpu.evaluate import EvalOptions, evaluate, plan
 from kgen.loop import report
 from kgen.loop.attempt import Attempt
@@ -31,6 +28,7 @@ from kgen.loop.candidate import parse_contract
 from kgen.loop.config import ResumeOptions, RunConfig, load_config, resumed_config, saved_config
 from kgen.loop.loop import Checker, Trajectory, run_loop
 from kgen.loop.rundir import RunDir, default_run_dir
+from kgen.loop.signals import interrupt_reason, signals_as_interrupts, signals_held
 from kgen.loop.task import Task
 from kgen.models.base import Model
 from kgen.ops import available_ops, load_op
@@ -88,7 +86,13 @@ class Run:
         run_dir = RunDir.create(out or default_run_dir(label), saved)
         run = cls(config, model, task, build_checker(task, config), run_dir, [])
         if task.mode == "fix":
-            seed = run._seed_fix()
+            with signals_as_interrupts():
+                try:
+                    seed = run._seed_fix()
+                except KeyboardInterrupt as exc:  # stopped while the input compiles
+                    with signals_held():
+                        run.close("interrupted", interrupt_reason(exc))
+                    raise
             run.history.append(seed)
             run.checker = _input_headers(run.checker, seed.compile)
         return run
@@ -104,8 +108,9 @@ class Run:
         model = models.resolve_model(config.backend, config.model, config.base_url)
         task = build_task(config)
         checker = build_checker(task, config)
-        return cls(config, model, task, checker, run_dir, load_history(run_dir, task, checker),
-                   resumed=True)
+        with signals_as_interrupts():  # recompiling (cache misses) stops cleanly too
+            history = load_history(run_dir, task, checker)
+        return cls(config, model, task, checker, run_dir, history, resumed=True)
 
     @property
     def resume_command(self) -> str:
@@ -119,20 +124,20 @@ class Run:
             self._done.append(attempt)
             on_attempt(attempt, trajectory)
 
-        with _signals_as_interrupts():
+        with signals_as_interrupts():
             try:
                 trajectory = run_loop(self.task, self.model, self.checker, self.run_dir,
                                       self.config.budget(), list(self.history),
                                       self.config.prompt_set, seen)
             except KeyboardInterrupt as exc:
-                with _signals_ignored():
-                    self.close("interrupted", _interrupt_reason(exc))
+                with signals_held():
+                    self.close("interrupted", interrupt_reason(exc))
                 raise
             except KgenError as exc:
-                with _signals_ignored():
+                with signals_held():
                     self.close(f"stopped: {exc}")
                 raise
-            with _signals_ignored():
+            with signals_held():
                 return self.finish(trajectory)
 
     def finish(self, trajectory: Trajectory, status: str = "finished") -> RunSummary:
@@ -253,43 +258,3 @@ def load_history(run_dir: RunDir, task: Task, checker: Checker) -> list[Attempt]
 def _input_headers(checker: Checker, compiled: CompileResult | None) -> Checker:
     """Candidates of a fix may include the local headers the user's own file includes."""
     return dataclasses.replace(checker, headers=compiled.headers if compiled else ())
-
-
-@contextmanager
-def _signals_as_interrupts() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise Signalled (a KeyboardInterrupt) in the main thread, so a run
-    that is told to stop closes as after Ctrl-C: children killed, temp folders removed, the
-    run directory marked and reported."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise Signalled(signum)
-
-    kept = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in kept.items():
-            signal.signal(sig, handler)
-
-
-@contextmanager
-def _signals_ignored() -> Iterator[None]:
-    """While the run directory is being closed, a second SIGTERM/SIGHUP waits its turn."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    kept = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in kept.items():
-            signal.signal(sig, handler)
-
-
-def _interrupt_reason(exc: KeyboardInterrupt) -> str:
-    if isinstance(exc, Signalled):
-        return f"interrupted by {signal.Signals(exc.signum).name}"
-    return "interrupted (Ctrl-C)"

@@ -24,3 +24,16 @@ class ModelFatal(KgenError):
     """The model endpoint failed for good: authentication, unknown model, retries exhausted."""
 
     exit_code = 4
+
+
+class Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so a run closes as after Ctrl-C; the CLI
+    exits 128 + the signal's number (143 for SIGTERM, 129 for SIGHUP; Ctrl-C is 130)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

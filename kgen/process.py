@@ -12,6 +12,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,20 @@ def _limit(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+# Every limited process still running, from any thread: an interrupted run kills them all, also
+# those a compile or GPU thread started (only the main thread sees the interrupt).
+_LIVE: set[subprocess.Popen] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_all() -> None:
+    """Kill every limited process still running (and its tree): a run is ending."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        kill_group(proc)
+
+
 def run_limited(cmd: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[str, str],
                 memory_bytes: int | None = None, max_output: int = 256 * 1024) -> Finished:
     """Run cmd in its own process group; kill the whole group at the timeout; cap the output."""
@@ -82,6 +97,8 @@ def run_limited(cmd: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[s
         proc = subprocess.Popen(list(cmd), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=lambda: _limit(memory_bytes))
+        with _LIVE_LOCK:
+            _LIVE.add(proc)
         try:
             returncode: int | None = proc.wait(timeout=timeout)
             timed_out = False
@@ -92,6 +109,9 @@ def run_limited(cmd: Sequence[str], *, cwd: Path, timeout: float, env: Mapping[s
             kill_group(proc)
             log_path.unlink(missing_ok=True)
             raise
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
         seconds = time.monotonic() - start
         size = log.seek(0, os.SEEK_END)
         log.seek(0)

@@ -8,6 +8,9 @@
 
 Each POST /v1/chat/completions takes the next queued response (a Response, or a callable that
 builds one from the request body); GET /v1/models lists `server.models`. Every request is recorded.
+A Response can also be what a non-API URL sends (an HTML page, an event stream: set
+`content_type`) or a stall: `trickle_s` sends the whole answer, status line first, one byte at a
+time with that pause between bytes.
 When the queue is empty the server answers HTTP 418 "script exhausted", which the client does not
 retry, so a test that asks for more than it planned fails with a clear message.
 """
@@ -29,10 +32,12 @@ import pytest
 @dataclass(frozen=True)
 class Response:
     status: int = 200
-    body: Any = None  # a dict is sent as JSON, a str as is
+    body: Any = None  # a dict is sent as JSON, a str or bytes as is
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0  # wait before answering (client timeouts)
     drop: bool = False  # close the connection without answering (a connection error)
+    content_type: str = "application/json"
+    trickle_s: float = 0.0  # > 0: one byte of the answer per this many seconds
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,9 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             response = server.next_response(body)
             if response.delay_s:
                 time.sleep(response.delay_s)
+            if response.trickle_s:
+                self._trickle(response)
+                return
             if response.drop:
                 self.close_connection = True
                 return
@@ -185,13 +193,24 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                                     response.headers)
             self._send(response)
 
+        def _trickle(self, response: Response) -> None:
+            data = _payload(response)
+            head = (f"HTTP/1.1 {response.status} OK\r\ncontent-type: {response.content_type}\r\n"
+                    f"content-length: {len(data)}\r\n\r\n").encode()
+            self.close_connection = True
+            try:
+                for i in range(len(head + data)):
+                    self.wfile.write((head + data)[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(response.trickle_s)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass  # the client gave up, as it should
+
         def _send(self, response: Response) -> None:
-            payload = response.body if isinstance(response.body, str) else json.dumps(
-                response.body)
-            data = payload.encode()
+            data = _payload(response)
             try:
                 self.send_response(response.status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", response.content_type)
                 self.send_header("content-length", str(len(data)))
                 for key, value in response.headers.items():
                     self.send_header(key, value)
@@ -201,6 +220,14 @@ def _handler_for(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (a timeout test)
 
     return Handler
+
+
+def _payload(response: Response) -> bytes:
+    """The body as sent: a str as is (surrogates kept as JSON escapes by the caller), else JSON."""
+    if isinstance(response.body, bytes):
+        return response.body
+    text = response.body if isinstance(response.body, str) else json.dumps(response.body)
+    return text.encode("utf-8", errors="surrogatepass")
 
 
 @pytest.fixture

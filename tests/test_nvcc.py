@@ -15,6 +15,7 @@ from kgen.arch import parse_arch
 from kgen.compile import Limits, compile_source
 from kgen.compile import isolation as compile_isolation
 from kgen.compile.includes import check_includes
+from kgen.errors import UsageError
 from kgen.toolkit import cuda_root as _cuda_root
 
 GOOD = kernel("fill.cu")
@@ -214,14 +215,16 @@ needs_bwrap = pytest.mark.skipif(process.bwrap_path() is None, reason="bubblewra
 
 
 @pytest.mark.nvcc
-@needs_bwrap
-def test_sandboxed_compile_cannot_read_files_the_policy_let_through(sm89):
-    # "passwd" is a plain relative name, so the policy allows it; -I/etc is a (trusted) flag.
-    result = compile_source('#include "passwd"\n' + GOOD, sm89, flags=["-I/etc"],
+def test_files_of_the_folder_that_are_not_headers_never_reach_the_compiler(sm89):
+    # "passwd" is a plain relative name, so the scanner lets it by; the preprocessor's own list
+    # names /etc/passwd, which is not a header file: refused before anything is compiled.
+    result = compile_source('#include "passwd"\n' + GOOD, sm89, include_dir=Path("/etc"),
                             use_cache=False)
-    assert not result.ok
+    assert not result.ok and [d.category for d in result.errors] == ["policy"]
     assert "root:" not in result.log and "root:" not in result.summary
     assert result.errors[0].line == 1
+    with pytest.raises(UsageError, match="not allowed"):  # and no flag can add /etc to the path
+        compile_source(GOOD, sm89, flags=["-I/etc"], use_cache=False)
 
 
 @needs_bwrap

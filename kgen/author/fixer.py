@@ -56,7 +56,9 @@ class _Work:
 
 def mend(source: str, diagnostics: Sequence[Diagnostic]) -> FixOutcome:
     """Apply every rule that recognizes an error; edits keep line numbers until includes go in."""
-    work = _Work(source.split("\n"))
+    # Lines as the compiler numbers them (CR, LF or CRLF); kgen fix puts the file's own line
+    # ends back on the lines it does not change.
+    work = _Work(re.split(r"\r\n|\r|\n", source))
     left = []
     for d in diagnostics:
         if d.severity != "error":

@@ -7,12 +7,14 @@ gpu_cmds (bench, profile, doctor), experiment_cmd (experiment run, report), spec
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import click
 
 from kgen import __version__
-from kgen.errors import KgenError
+from kgen.errors import KgenError, Signalled
+from kgen.textsafe import terminal
 
 EXIT_CODES = """\b
 Exit codes:
@@ -21,7 +23,8 @@ Exit codes:
   2    bad usage: unknown option or arch, missing file, invalid spec or contract
   3    environment: no nvcc, no GPU for a GPU command, sandbox unusable
   4    model endpoint fatal: authentication, unknown model, retries exhausted
-  130  interrupted (the run directory stays consistent; --resume continues it)"""
+  130  interrupted (the run directory stays consistent; --resume continues it)
+  143  stopped by SIGTERM (129: SIGHUP), closed as after Ctrl-C"""
 
 
 class KgenGroup(click.Group):
@@ -30,15 +33,18 @@ class KgenGroup(click.Group):
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
-        except KgenError as exc:
-            click.echo(f"kgen: error: {exc}", err=True)
+        except KgenError as exc:  # messages carry file names, server text: printed as data
+            click.echo(terminal(f"kgen: error: {exc}"), err=True)
+            sys.exit(exc.exit_code)
+        except Signalled as exc:
+            click.echo(f"kgen: stopped by {signal.Signals(exc.signum).name}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("kgen: interrupted", err=True)
             sys.exit(130)
         except OSError as exc:  # an unreadable input or unwritable output path
             where = f": {exc.filename}" if exc.filename else ""
-            click.echo(f"kgen: error: {exc.strerror or exc}{where}", err=True)
+            click.echo(terminal(f"kgen: error: {exc.strerror or exc}{where}"), err=True)
             sys.exit(2)
 
 

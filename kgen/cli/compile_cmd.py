@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from kgen.errors import UsageError
+from kgen.textsafe import terminal
 
 
 @click.command("compile")
@@ -40,8 +41,8 @@ def compile_file(file: Path, arch: str, as_json: bool, output: Path | None, flag
     else:
         status = "ok" if result.ok else "failed"
         cached = ", cached" if result.cached else ""
-        click.echo(f"{file}: {status} for {result.arch} ({result.seconds:.2f} s{cached}, "
-                   f"isolation: {result.isolation})", err=True)
+        click.echo(terminal(f"{file}: {status} for {result.arch} ({result.seconds:.2f} s"
+                            f"{cached}, isolation: {result.isolation})"), err=True)
         if result.summary:
-            click.echo(result.summary)
+            click.echo(terminal(result.summary))  # it quotes the source: data, not commands
     sys.exit(0 if result.ok else 1)

@@ -11,6 +11,7 @@ import click
 
 from kgen.cli.run_cmds import with_check_options
 from kgen.errors import EnvironmentProblem, UsageError
+from kgen.textsafe import terminal
 
 UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs WITHOUT "
                   "bubblewrap (it can reach the network and write your files)")
@@ -139,9 +140,20 @@ def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None
     compiled = compile_source(source, target, include_dir=file.resolve().parent,
                               embed_ptx=embed_ptx)
     if not compiled.ok:
-        click.echo(f"{file}: does not compile for {target.name}\n{compiled.summary}", err=True)
+        click.echo(terminal(f"{file}: does not compile for {target.name}\n{compiled.summary}"),
+                   err=True)
         sys.exit(1)
+    _check_launches(contract, spec, target, compiled, file)
     return source, spec, contract, target, compiled
+
+
+def _check_launches(contract, spec, target, compiled, file: Path) -> None:
+    """An impossible launch (negative grid, too much shared memory) never reaches the GPU."""
+    from kgen.loop.geometry import launch_problems
+
+    problems = launch_problems(contract, spec, target, compiled.resources)
+    if problems:
+        raise UsageError(f"{file}: " + "; ".join(f"line {p.line}: {p.message}" for p in problems))
 
 
 def _target(arch: str | None):
@@ -166,10 +178,11 @@ def _print(result, file: Path, arch: str, as_json: bool, source: str) -> None:
     if as_json:
         click.echo(json.dumps({"file": str(file), "arch": arch, **result.to_json()}, indent=2))
         return
-    click.echo(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)", err=True)
-    click.echo(result.describe(source))
+    click.echo(terminal(f"{file}: {result.verdict} on {result.device} ({result.seconds:.1f} s)"),
+               err=True)
+    click.echo(terminal(result.describe(source)))
     for check in result.checks:
-        click.echo(f"check  {check}")
+        click.echo(terminal(f"check  {check}"))
 
 
 @click.command()
@@ -190,6 +203,6 @@ def doctor(binary: Path | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
     if as_json:
         click.echo(json.dumps([c.to_json() for c in checks], indent=2))
     else:
-        click.echo(checks_module.render(checks))
+        click.echo(terminal(checks_module.render(checks)))  # served names, paths: data
     failed = any(c.status == checks_module.FAIL for c in checks)
     sys.exit(1 if failed else 0)

@@ -1,14 +1,17 @@
-"""Progress on stderr with rich: one line per attempt (status, resources, time, best so far)."""
+"""Progress on stderr with rich: one line per attempt (status, resources, time, best so far).
+
+Every piece of text from outside kgen (model text, file names, spec fields, worker messages)
+goes through kgen.textsafe.terminal: no escape sequences, no control characters, no markup."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 
 from kgen.loop.attempt import Attempt
 from kgen.loop.loop import Trajectory
+from kgen.textsafe import terminal
 from kgen.verdict import status_color
 
 if TYPE_CHECKING:
@@ -31,7 +34,8 @@ class Progress:
         self.status.stop()
 
     def say(self, text: str, markup: bool = True) -> None:
-        self.console.print(text, markup=markup)
+        """`markup=False` for text that holds data; kgen's own markup otherwise."""
+        self.console.print(text if markup else terminal(text), markup=markup)
 
     def header(self, run: Run) -> None:
         """What runs, with which model, where; the attempts already finished (on resume)."""
@@ -54,12 +58,13 @@ class Progress:
             detail = evaluation.timings[0].short()
         elif evaluation is not None and evaluation.message:
             detail = evaluation.message.splitlines()[0][:90]
-        detail = escape(detail)  # model and worker text is data, never rich markup
+        detail = terminal(detail, markup=True)  # model and worker text is data, never markup
         best = trajectory.best
         best_text = f"best: #{best.number}" if best else "best: none yet"
         if best is not None and best.best_ms is not None:
             best_text += f" {best.best_ms:.3f} ms"
-        choices = f" [dim]{escape(attempt.choices)}[/dim]" if attempt.choices else ""
+        choices = f" [dim]{terminal(attempt.choices, markup=True)}[/dim]" if attempt.choices \
+            else ""
         self.status.stop()
         self.console.print(f"attempt {attempt.number:>2} (round {attempt.round}){choices}: "
                            f"[{color}]{attempt.status}[/{color}] {detail}  [dim]{best_text}[/dim]")
@@ -68,12 +73,13 @@ class Progress:
     def summary(self, summary: RunSummary) -> None:
         self.stop()
         status = "[green]ok[/green]" if summary.ok else "[red]no candidate succeeded[/red]"
-        self.say(f"{status}: {summary.attempts} attempt(s); stopped: {escape(summary.stop_reason)}")
+        self.say(f"{status}: {summary.attempts} attempt(s); stopped: "
+                 f"{terminal(summary.stop_reason, markup=True)}")
         if summary.best:
             extra = f" ({summary.best_ms:.3f} ms" if summary.best_ms else ""
             if summary.speedup:
                 extra += f", {summary.speedup:.2f}x of baseline"
             extra += ")" if extra else ""
             validated = "validated" if summary.validated else "compiled, not validated or timed"
-            self.say(f"best: {escape(summary.best)}{extra} [{validated}]")
-        self.say(f"report: {escape(summary.run_dir)}/report.md")
+            self.say(f"best: {terminal(summary.best, markup=True)}{extra} \\[{validated}]")
+        self.say(f"report: {terminal(summary.run_dir, markup=True)}/report.md")

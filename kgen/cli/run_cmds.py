@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from kgen.errors import KgenError, UsageError
+from kgen.textsafe import terminal
 
 
 def with_check_options(func):
@@ -42,13 +43,19 @@ def _model_options(func):
                           "OPENAI_API_KEY or KGEN_API_KEY."),
         click.option("--backend", metavar="NAME",
                      help="Model backend: builtin, openai, or one registered by a plugin."),
-        click.option("--prompt-set", default="default", show_default=True,
-                     help="Prompt templates to use (a folder/prefix under prompts/)."),
+        click.option("--prompt-set", metavar="NAME|DIR",
+                     help="Prompt templates to use: a set shipped under prompts/ or a folder "
+                          "(default: default). With --resume, only shipped sets are taken from "
+                          "the run directory; name any other folder again here."),
         click.option("--out", type=click.Path(file_okay=False, path_type=Path),
                      help="Run directory (default runs/<UTC time>-<op>-<arch>/)."),
         click.option("--resume", type=click.Path(file_okay=False, path_type=Path),
-                     help="Continue the run in this directory with its saved settings; only "
-                          "--model/--base-url/--backend given now replace the saved ones."),
+                     help="Continue the run in this directory with its saved settings; "
+                          "--model/--base-url/--backend/--prompt-set given now replace the "
+                          "saved ones. Your API key goes only to an endpoint you name now."),
+        click.option("--skip-corrupt", is_flag=True,
+                     help="With --resume: set aside corrupt lines of results.jsonl (kept in "
+                          "results.corrupt.jsonl) instead of refusing to resume."),
         click.option("--no-gpu", is_flag=True, help="Compile only, even if a GPU is present."),
         click.option("--unsafe-no-sandbox", is_flag=True,
                      help="Run candidates without bubblewrap isolation (not recommended)."),
@@ -130,29 +137,32 @@ def fix(file, arch, output, in_place, max_attempts, kernelbench, **common) -> No
                        patience=0, kernelbench=str(kernelbench) if kernelbench else None)
     summary, run = _run(config, **common)
     written = write_fixed(Path(str(run.config.input_path)), summary, output, in_place,
-                          echo=lambda s: click.echo(s, err=True))
+                          echo=lambda s: click.echo(terminal(s), err=True))
     if common["as_json"]:
         click.echo(json.dumps(summary.to_json() | {"written": written}))
     sys.exit(0 if summary.ok else 1)
 
 
-def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
+def _run(config, model_name, base_url, backend, prompt_set, out, resume, skip_corrupt, no_gpu,
          unsafe_no_sandbox, fresh_workers, as_json, profile, sanitize):
     """Start or resume the run, execute it with progress on stderr, print the summary."""
     import dataclasses
 
     from kgen.cli.progress import Progress
-    from kgen.loop.session import Run
+    from kgen.loop.session import ResumeOptions, Run
 
     progress = Progress()
     if resume is not None:
-        run = Run.resume(resume, backend, model_name, base_url)
+        run = Run.resume(resume, ResumeOptions(backend, model_name, base_url, prompt_set,
+                                               unsafe_no_sandbox, skip_corrupt))
+        for notice in run.run_dir.notices:
+            progress.say(f"note: {notice}", markup=False)
         progress.say(f"resuming {run.run_dir.path} after {len(run.history)} finished attempt(s)",
                      markup=False)
     else:
         config = dataclasses.replace(config, backend=backend, model=model_name,
-                                     base_url=base_url, prompt_set=prompt_set, no_gpu=no_gpu,
-                                     unsafe_no_sandbox=unsafe_no_sandbox,
+                                     base_url=base_url, prompt_set=prompt_set or "default",
+                                     no_gpu=no_gpu, unsafe_no_sandbox=unsafe_no_sandbox,
                                      fresh_workers=fresh_workers, profile=profile,
                                      sanitize=sanitize)
         run = Run.start(config, out)
@@ -161,8 +171,8 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, no_gpu,
         summary = run.execute(progress.attempt)
     except (KeyboardInterrupt, KgenError):
         progress.stop()
-        click.echo(f"kgen: the run directory {run.run_dir.path} keeps every finished attempt; "
-                   f"continue with: {run.resume_command}", err=True)
+        click.echo(terminal(f"kgen: the run directory {run.run_dir.path} keeps every finished "
+                            f"attempt; continue with: {run.resume_command}"), err=True)
         raise
     progress.summary(summary)
     return summary, run

@@ -1,8 +1,11 @@
-"""The include policy for untrusted source: only CUDA/system headers and the source's own folder.
+"""The include policy's first, fast check: a scanner over the text the preprocessor sees.
 
-Checked before nvcc runs, on the text the preprocessor sees: backslash-newlines joined, comments
-blanked, and the `%:` digraph read as `#`, so `#/**/include`, `#inc\\<newline>lude` and
-`%:include` cannot slip a path past it. Bubblewrap (when usable) is the second wall.
+It reads lines as translation phases 1-3 do (CR, CRLF and LF line ends, a BOM, NULs as space,
+backslash-newlines joined even with spaces between, comments blanked, digit separators inside
+numbers, the `%:` digraph read as `#`), so `#/**/include`, `#inc\\<newline>lude` and
+`%:include` cannot slip a path past it. It is not what decides: before every compile the
+preprocessor itself lists what the source reads (kgen.compile.deps), and bubblewrap, where it
+works, shows the compiler only the allowed files.
 """
 
 from __future__ import annotations
@@ -12,10 +15,17 @@ from pathlib import Path
 
 from kgen.compile.records import Diagnostic
 
+_SPLICE = re.compile(r"\\[ \t\f\v]*\n")
 _DIRECTIVE = re.compile(r"^\s*(?:#|%:|\?\?=)\s*(?P<kind>include_next|include|import|embed)\b"
                         r"(?P<target>.*)$")
-_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"|'
+# A pp-number first, so a digit separator (1'000) is not read as the start of a char literal.
+_COMMENT_OR_LITERAL = re.compile(r"(?<![\w])\.?\d(?:'[0-9A-Za-z_]|[eEpP][+-]|[\w.])*|"
+                                 r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"|'
                                  r"'(?:\\.|[^'\\\n])*'", re.DOTALL)
+# Ways the preprocessor can be made to read or quote another file, or say whether one exists.
+_LINE_FILE = re.compile(r"^\s*(?:#|%:)\s*(?:line\s+)?\d+\s*\S|^\s*(?:#|%:)\s*line\s+[^\d\s]")
+_DEPENDENCY = re.compile(r"^\s*(?:#|%:)\s*pragma\b.*\bdependency\b|\b_Pragma\b.*\bdependency\b")
+_HAS_INCLUDE = re.compile(r"\b__has_include(?:_next)?\b")
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
@@ -23,10 +33,14 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     chars: list[str] = []
     origin: list[int] = []
     line, i = 1, 0
-    text = text.replace("\r\n", "\n")
+    # Phase 1 as gcc does it: any of CR, LF, CRLF ends a line; a BOM is skipped; NUL is space.
+    # (A BOM anywhere is read as space: stricter than gcc, never looser.)
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", " ")
+    text = text.replace("\ufeff", " ")
     while i < len(text):
-        if text[i] == "\\" and text[i + 1:i + 2] == "\n":  # a spliced line continues
-            line, i = line + 1, i + 2
+        splice = _SPLICE.match(text, i) if text[i] == "\\" else None
+        if splice:  # a spliced line continues (gcc allows spaces between the backslash and EOL)
+            line, i = line + 1, splice.end()
             continue
         chars.append(text[i])
         origin.append(line)
@@ -35,7 +49,7 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     joined = "".join(chars)
 
     def blank(m: re.Match[str]) -> str:
-        if m.group(0)[0] in "\"'":
+        if m.group(0)[0] in "\"'" or not m.group(0).startswith("/"):
             return m.group(0)
         return " " * len(m.group(0))  # a comment is whitespace, even across lines
 
@@ -47,22 +61,41 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def check_includes(text: str, include_dir: Path | None) -> tuple[Diagnostic, ...]:
-    """Refuse includes outside the CUDA/system headers and the source's own folder, before nvcc."""
+def check_includes(text: str, include_dir: Path | None, *, candidate: bool = False,
+                   sandboxed: bool = True) -> tuple[Diagnostic, ...]:
+    """Refuse includes outside the CUDA/system headers and the source's own folder, before nvcc.
+
+    For a model-written candidate the folder is never looked at here (what it may read is
+    decided by the preprocessor's own list); without bubblewrap `__has_include` is refused, since
+    it would answer whether a host file exists."""
     refused = []
     physical = text.splitlines()
     for number, line in logical_lines(text):
-        m = _DIRECTIVE.match(line)
-        if not m:
-            continue
-        reason = (f"#{m.group('kind')} is not allowed" if m.group("kind") in ("import", "embed")
-                  else _include_problem(m.group("target").strip(), include_dir))
+        reason = _line_problem(line, None if candidate else include_dir, sandboxed)
         if reason:
             source = physical[number - 1] if number <= len(physical) else line
             column = max(source.find("#"), source.find("%:"), 0) + 1
             refused.append(Diagnostic("error", number, column, None,
                                       f"include refused: {reason}", source, category="policy"))
     return tuple(refused)
+
+
+def _line_problem(line: str, include_dir: Path | None, sandboxed: bool) -> str | None:
+    m = _DIRECTIVE.match(line)
+    if m:
+        if m.group("kind") in ("import", "embed"):
+            return f"#{m.group('kind')} is not allowed"
+        return _include_problem(m.group("target").strip(), include_dir)
+    if _LINE_FILE.match(line):
+        return "a #line or line marker naming a file is not allowed (the compiler would quote " \
+               "that file in its messages)"
+    if _DEPENDENCY.search(line):
+        return "a `dependency` pragma is not allowed (it makes the preprocessor look at " \
+               "another file)"
+    if not sandboxed and _HAS_INCLUDE.search(line):
+        return "__has_include is not allowed without bubblewrap (it would say whether a host " \
+               "file exists)"
+    return None
 
 
 def _include_problem(target: str, include_dir: Path | None) -> str | None:
@@ -84,20 +117,12 @@ def _include_problem(target: str, include_dir: Path | None) -> str | None:
     return None
 
 
-def local_headers(text: str, include_dir: Path | None, limit: int = 64) -> list[Path]:
-    """Files of `include_dir` that the source includes, directly or through each other."""
-    if include_dir is None:
-        return []
-    found: list[Path] = []
-    todo = [text]
-    while todo and len(found) < limit:
-        for _, line in logical_lines(todo.pop()):
-            m = _DIRECTIVE.match(line)
-            target = m.group("target").strip() if m else ""
-            if len(target) < 2 or _include_problem(target, include_dir):
-                continue
-            path = include_dir / target[1:-1]
-            if path.is_file() and path not in found:
-                found.append(path)
-                todo.append(path.read_text(errors="replace"))
+def directives(text: str) -> list[tuple[int, str]]:
+    """(line, name) of each plain #include "name" / <name> in the source."""
+    found = []
+    for number, line in logical_lines(text):
+        m = _DIRECTIVE.match(line)
+        target = m.group("target").strip() if m else ""
+        if len(target) >= 2 and target[0] + target[-1] in ('""', "<>"):
+            found.append((number, target[1:-1]))
     return found

@@ -77,11 +77,12 @@ class CompileResult:
     diagnostics: tuple[Diagnostic, ...] = ()
     resources: Mapping[str, ResourceUsage] = field(default_factory=dict)
     seconds: float = 0.0
-    log: str = ""  # the raw log, for the run directory only
+    log: str = ""  # the log (secrets redacted, host paths shortened), for the run directory only
     ptx: str | None = None
     summary: str = ""
     cached: bool = False
     isolation: str = ""
+    headers: tuple[str, ...] = ()  # local headers the preprocessor read, relative to the folder
 
     @property
     def ok(self) -> bool:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -14,6 +16,11 @@ from kgen.compile.records import Diagnostic, RawRecord, ResourceUsage
 from kgen.compile.toolrules import finish, ptxas_located, spill_warnings, tool_level
 
 _UNDEFINED = re.compile(r'^identifier "(?P<name>[^"]+)" is undefined$')
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+MAX_RECORDS = 500  # raw records analysed per compile
+GUESS_WINDOW = 150  # lines either side of an error searched for did-you-mean names
+GUESS_POOL = 2000  # names compared at most
+GUESS_SECONDS = 2.0  # did-you-mean work per compile
 # What to do about errors whose message alone does not say it (facts from the CUDA guide).
 _HINTS = ((re.compile(r"incomplete type \"nvcuda::wmma::fragment<"),
            "wmma shapes: m16n16k16, m32n8k16, m8n32k16 for half/bf16/int8; m16n16k8 for tf32; "
@@ -41,14 +48,24 @@ def apply(raws: list[RawRecord], source: str, ptx: str | None,
     if any(r.severity == "error" and r.message != "Ptx assembly aborted due to errors"
            for r in raws):
         raws = [r for r in raws if r.message != "Ptx assembly aborted due to errors"]
+    # The work below grows with the records and the source: a flood is read up to a cap (the
+    # first records hold the roots), and the rest is counted, not analysed.
+    unread = len(raws) - MAX_RECORDS
+    raws = raws[:MAX_RECORDS]
     records = [_place(r, source, ptx) for r in _after_restarts(raws)]
     records = _close_brace_root(records, source)
     records = _flood_root(records, source)
     records = hostonly.collapse(records, source)
     records = _merge(records)
     records = _fold_warnings(records)
-    records = _fold_same_header([_guess(related.annotate(d, source), source) for d in records])
+    deadline = time.monotonic() + GUESS_SECONDS
+    records = _fold_same_header([_guess(related.annotate(d, source), source, deadline)
+                                 for d in records])
     records += spill_warnings(records, source, resources)
+    if unread > 0:
+        records.append(Diagnostic("warning", None, None, None, f"{unread} more compiler "
+                                  f"messages were not analysed (more than {MAX_RECORDS})",
+                                  category="toolchain"))
     records.sort(key=lambda d: (d.severity != "error", d.line is None, d.line or 0))
     return tuple(records)
 
@@ -228,6 +245,22 @@ def _also(d: Diagnostic, prefix: str, line: int | None) -> Diagnostic:
     return replace(d, notes=tuple(notes))
 
 
+def _nearby_names(source: str, line: int | None) -> set[str]:
+    """Identifiers spelled within GUESS_WINDOW lines of `line` (the whole file when it is small),
+    at most GUESS_POOL of them: what a did-you-mean compares against stays bounded."""
+    code = scan.code_lines(source)
+    if line is None or len(code) <= 2 * GUESS_WINDOW:
+        lines: tuple[str, ...] | list[str] = code
+    else:
+        lines = code[max(0, line - 1 - GUESS_WINDOW):line + GUESS_WINDOW]
+    found: set[str] = set()
+    for text in lines:
+        found.update(m.group(0) for m in _IDENT.finditer(text))
+        if len(found) >= GUESS_POOL:
+            break
+    return found
+
+
 def _fold_same_header(records: list[Diagnostic]) -> list[Diagnostic]:
     """Undefined names that one missing #include explains collapse into the first of them."""
     out: list[Diagnostic] = []
@@ -255,8 +288,8 @@ def _fold_warnings(records: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _guess(d: Diagnostic, source: str) -> Diagnostic:
-    """An undefined name: the closest declared names, or the header that declares it."""
+def _guess(d: Diagnostic, source: str, deadline: float = math.inf) -> Diagnostic:
+    """An undefined name: the closest declared names near it, or the header that declares it."""
     m = _UNDEFINED.match(d.message)
     if not m:
         hint = next((text for pattern, text in _HINTS if pattern.search(d.message)), None)
@@ -269,8 +302,8 @@ def _guess(d: Diagnostic, source: str) -> Diagnostic:
         notes.insert(0, f"add #include {include_advice(header)}")
     elif REMOVED_WARP_INTRINSICS.match(name):
         notes.insert(0, f"{name} was removed; use {name}_sync(0xffffffff, ...) instead")
-    else:
-        pool = (scan.identifiers(source) | set(CUDA_NAMES)) - {name}
+    elif time.monotonic() < deadline:
+        pool = (_nearby_names(source, d.line) | set(CUDA_NAMES)) - {name}
         close = difflib.get_close_matches(name, pool, n=3, cutoff=0.7)
         if close:
             notes.insert(0, "did you mean " + ", ".join(f"`{c}`" for c in close) + "?")

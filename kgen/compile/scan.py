@@ -56,8 +56,15 @@ def code_lines(source: str) -> tuple[str, ...]:
 
 def line_text(source: str, line: int | None) -> str:
     """The text of 1-based `line`, or "" when there is none."""
-    lines = source.splitlines()
+    lines = source_lines(source)
     return lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
+
+
+@lru_cache(maxsize=8)
+def source_lines(source: str) -> tuple[str, ...]:
+    """source.splitlines(), split once per source however many records ask (a big source and
+    many records would otherwise cost their product)."""
+    return tuple(source.splitlines())
 
 
 def previous_statement_line(source: str, line: int) -> int | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kgen.compile.records import Diagnostic, ResourceUsage
+from kgen.compile.scan import source_lines
 
 
 def _size(n: int) -> str:
@@ -41,7 +42,7 @@ def render(d: Diagnostic, source: str, context: int = 1) -> str:
         head += f"  [x{d.count}]"
     out = [head]
     out += [f"    note: {_clip(n, 200)}" for n in d.notes if not n.startswith("did you mean")]
-    lines = source.splitlines()
+    lines = source_lines(source)
     if d.line and 0 < d.line <= len(lines):
         width = len(str(d.line))
         for n in range(max(1, d.line - context), d.line + 1):

@@ -11,15 +11,16 @@ proposes the same configuration twice in a round.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgen.loop.attempt import Attempt
 from kgen.loop.candidate import extract_source
 from kgen.loop.rundir import RunDir
 from kgen.loop.task import Task
 from kgen.models.base import Message, Model, Reply, Request
+from kgen.textsafe import clean_reply
 
 MAX_CONCURRENCY = 8  # model requests of one round in flight at once
 
@@ -42,18 +43,31 @@ class Asked:
 def ask(model: Model, request: Request) -> Asked:
     started = time.monotonic()
     try:
-        return Asked(model.complete(request), None, time.monotonic() - started)
+        reply = model.complete(request)
     except BaseException as exc:  # handed to the loop's thread, logged, then raised there
         return Asked(None, exc, time.monotonic() - started)
+    # Model text is data: no lone surrogates, NULs or control sequences reach any file.
+    reply = replace(reply, text=clean_reply(reply.text),
+                    give_up=clean_reply(reply.give_up) if reply.give_up else None)
+    return Asked(reply, None, time.monotonic() - started)
 
 
 def candidates(task: Task, model: Model, check, messages: tuple[Message, ...],
                history: tuple[Attempt, ...], run_dir: RunDir, count: int, first: int,
                round_number: int, concurrency: int = MAX_CONCURRENCY
-               ) -> Iterator[tuple[Reply, Attempt | None]]:
+               ) -> Generator[tuple[Reply, Attempt | None], None, None]:
     """(reply, attempt) for attempts first..first+count-1, in order; the attempt is None when the
     model gave up. `check(reply, number, round)` turns a reply into its Attempt. Each model call
     is logged to the transcript in order; a call that raised is logged, then raised here."""
+    if count == 1:  # in this thread: Ctrl-C, SIGTERM and SIGHUP reach the call or the compile
+        asked = ask(model, Request(messages, task, history))
+        attempt = None
+        if asked.reply is not None and not asked.reply.give_up:
+            attempt = check(asked.reply, first, round_number)
+        log_call(run_dir, model, messages, first, asked)
+        reply = asked.get()
+        yield reply, attempt
+        return
     pool = ThreadPoolExecutor(max_workers=max(1, min(count, concurrency)),
                               thread_name_prefix="kgen-candidate")
     try:

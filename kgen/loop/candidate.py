@@ -20,6 +20,8 @@ from kgen.spec import OpSpec
 _HEADER = re.compile(r"^\s*//\s*kgen:\s*(?P<body>.*)$")
 _FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+#-]*)[^\n]*\n(?P<code>.*?)```", re.DOTALL)
 _CODE_LANGS = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cuh"}
+MAX_LAUNCHES = 64  # launch lines read from one contract
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
 
 
 def extract_source(reply: str) -> str | None:
@@ -69,6 +71,10 @@ def _read_header(source: str, spec: OpSpec | None
         try:
             if body.startswith("launch"):
                 launch_lines += 1
+                if launch_lines > MAX_LAUNCHES:  # the rest is not read: work stays bounded
+                    problems.append(_problem(number, f"more than {MAX_LAUNCHES} launch lines; "
+                                             "a contract runs a few kernels", text))
+                    break
                 launches.append(_parse_launch(body[len("launch"):], number, spec))
             elif body.startswith("choices"):
                 fields["choices"] = (body[len("choices"):].strip(), number)
@@ -96,8 +102,9 @@ def _spec_problems(source: str, spec: OpSpec, fields: _Fields,
         line = fields["dtype"][1] if "dtype" in fields else None
         problems.append(_problem(line, f"dtype={dtype or '(missing)'}: expected one of "
                                  f"{', '.join(spec.dtypes)}", lines[line - 1] if line else ""))
+    called = set(_CALLED.findall(source))  # one pass, however many launch lines
     for launch in launches:
-        if not re.search(rf"\b{re.escape(launch.kernel)}\s*\(", source):
+        if launch.kernel not in called:
             problems.append(_problem(launch.line, f"kernel {launch.kernel} is launched but "
                                      "not defined in the file", lines[launch.line - 1]))
     passed = {arg.tensor if isinstance(arg, TensorMapArg) else arg
@@ -139,7 +146,7 @@ def _size_problems(spec: OpSpec, dtype: str, launches: list[Launch],
 
 
 def _problem(line: int | None, message: str, text: str) -> Diagnostic:
-    return Diagnostic("error", line, None, None, f"launch contract: {message}", text,
+    return Diagnostic("error", line, None, None, f"launch contract: {message}", text[:300],
                       category="contract")
 
 

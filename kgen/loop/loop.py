@@ -12,12 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kgen import process
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
 from kgen.errors import EnvironmentProblem
 from kgen.loop import batch, prompts
 from kgen.loop.attempt import Attempt, best_attempt
 from kgen.loop.candidate import extract_source, parse_contract
+from kgen.loop.geometry import launch_problems
 from kgen.loop.rundir import RunDir
 from kgen.loop.task import Task
 from kgen.models.base import Model, Reply
@@ -43,17 +45,24 @@ class Checker:
     embed_ptx: bool = False  # the local GPU runs the target through the PTX (see kgen.arch)
     gpu_note: str = "no GPU: candidates are compiled, not validated or timed"
     flags: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()  # local headers a candidate may include (the input's own)
 
     def check(self, task: Task, source: str, number: int, round_number: int,
-              notes: str = "") -> Attempt:
-        """Contract, compile and (where a GPU can) run one source: the attempt's record."""
+              notes: str = "", trusted: bool = False) -> Attempt:
+        """Contract, compile and (where a GPU can) run one source: the attempt's record.
+        `trusted` is the user's own file (a fix's attempt 1), which may include any header of
+        its folder; a model's candidate may include only `headers`."""
         contract: Contract | None = None
         problems: tuple[Diagnostic, ...] = ()
         if task.spec is not None or "// kgen:" in source:
             contract, problems = parse_contract(source, task.spec)
         include_dir = task.path.resolve().parent if task.path else None
         compiled = compile_source(source, task.arch, flags=self.flags, include_dir=include_dir,
-                                       embed_ptx=self.embed_ptx)
+                                  headers=None if trusted else self.headers,
+                                  embed_ptx=self.embed_ptx)
+        if contract is not None and task.spec is not None:  # impossible launches never run
+            problems = launch_problems(contract, task.spec, task.arch, compiled.resources)
+            contract = None if problems else contract
         evaluation = None
         if compiled.ok and contract is not None and task.spec is not None and self.evaluator:
             evaluation = self.evaluator(compiled, contract, task)
@@ -93,19 +102,28 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
             return trajectory
         messages = prompts.build_messages(task, tuple(trajectory.attempts), prompt_set)
         round_number = 1 + max((a.round for a in trajectory.attempts), default=0)
-        for reply, attempt in batch.candidates(
-                task, model, lambda r, n, k: _attempt(task, checker, r, n, k), messages,
-                tuple(trajectory.attempts), run_dir, budget.candidates,
-                len(trajectory.attempts) + 1, round_number):
-            trajectory.tokens += reply.usage.total
-            if attempt is None:
-                trajectory.stop_reason = f"the model gave up: {reply.give_up}"
-                return trajectory
-            run_dir.save_attempt(attempt, reply.text)
-            trajectory.attempts.append(attempt)
-            on_attempt(attempt, trajectory)
-            if attempt.evaluation is not None and "gpu_unhealthy" in attempt.evaluation.extra:
-                raise EnvironmentProblem(attempt.evaluation.extra["gpu_unhealthy"])
+        # Numbers go on after the last one, not the count, and after any folder whose record was
+        # set aside on resume (run_dir.reserved): no attempt folder is ever written twice.
+        first = 1 + max([a.number for a in trajectory.attempts] + [run_dir.reserved])
+        round_ = batch.candidates(task, model, lambda r, n, k: _attempt(task, checker, r, n, k),
+                                  messages, tuple(trajectory.attempts), run_dir,
+                                  budget.candidates, first, round_number)
+        try:
+            for reply, attempt in round_:
+                trajectory.tokens += reply.usage.total
+                if attempt is None:
+                    trajectory.stop_reason = f"the model gave up: {reply.give_up}"
+                    return trajectory
+                run_dir.save_attempt(attempt, reply.text)
+                trajectory.attempts.append(attempt)
+                on_attempt(attempt, trajectory)
+                if attempt.evaluation is not None and "gpu_unhealthy" in attempt.evaluation.extra:
+                    raise EnvironmentProblem(attempt.evaluation.extra["gpu_unhealthy"])
+        except BaseException:
+            process.kill_all()  # compiles and GPU checks the round's other threads started
+            raise
+        finally:
+            round_.close()
 
 
 def _should_stop(trajectory: Trajectory, budget: Budget, start: float, validating: bool) -> str:

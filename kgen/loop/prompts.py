@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.sandbox
 
 from kgen.dtypes import DTYPES, ctypes
 from kgen.errors import UsageError
@@ -65,9 +66,11 @@ def environment(prompt_set: str = DEFAULT_SET) -> jinja2.Environment:
 @functools.lru_cache(maxsize=16)
 def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
     # Cached so templates compile once; the loader still reloads a file whose mtime changed.
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(list(folders)),
-                             undefined=jinja2.StrictUndefined, autoescape=False,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    # Sandboxed: a template is data (a prompt set may come from anywhere), so it can read the
+    # values it is given but never reach Python's internals (no `__class__.__mro__` escapes).
+    env = jinja2.sandbox.SandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(list(folders)), undefined=jinja2.StrictUndefined,
+        autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["numbered"] = numbered
     env.filters["kib"] = lambda n: f"{n / 1024:g} KiB"
     env.globals["ctypes"] = ctypes()
@@ -88,6 +91,9 @@ def render(name: str, prompt_set: str = DEFAULT_SET, **context: Any) -> str:
         return template.render(**context).strip() + "\n"
     except jinja2.TemplateError as exc:  # a user's prompt set with a typo: one clear line
         raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: {exc}") from exc
+    except (RecursionError, OverflowError, MemoryError) as exc:  # a template that never ends
+        raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: "
+                         f"{type(exc).__name__}") from exc
 
 
 def numbered(source: str) -> str:

@@ -6,15 +6,22 @@
                         profile.json (passed: Nsight Compute), sanitizer.json (failed)
     results.jsonl       one line per finished attempt (the source of truth for --resume)
     report.md, best.cu
+    .lock               held (flock) by the one process writing the folder; holds its pid
+
+A run directory read back is data, never code: run.json and results.jsonl are validated
+(kgen.loop.results), and a second process is kept out by the lock.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import importlib.metadata
 import json
 import os
 import platform
+import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -24,9 +31,13 @@ from typing import Any
 from kgen import __version__
 from kgen.errors import UsageError
 from kgen.loop.attempt import Attempt
+from kgen.loop.results import read_results
+from kgen.textsafe import SECRET_ENV, redact_secrets
 from kgen.toolkit import nvcc_version
 
-SECRET_ENV = ("OPENAI_API_KEY", "KGEN_API_KEY")
+__all__ = ["SECRET_ENV", "RunDir", "append_line", "default_run_dir", "redact", "redact_text",
+           "write_atomic"]
+_HELD: dict[str, int] = {}  # run directories this process holds the lock of -> the lock's fd
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -58,11 +69,7 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
 
 def redact_text(text: str) -> str:
     """Replace any configured API key found in text (keys never reach the run directory)."""
-    for name in SECRET_ENV:
-        secret = os.environ.get(name, "")
-        if len(secret) >= 8:
-            text = text.replace(secret, "[redacted]")
-    return text
+    return redact_secrets(text)
 
 
 def redact(value: Any) -> Any:
@@ -71,8 +78,11 @@ def redact(value: Any) -> Any:
 
 
 def default_run_dir(label: str) -> Path:
+    """runs/<UTC time>-<label>-<random>: two runs started in the same second never collide,
+    and a label (an op's name) can never make it a path."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return Path("runs") / f"{stamp}-{label}"
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label).strip(".")[:80] or "run"
+    return Path("runs") / f"{stamp}-{safe}-{secrets.token_hex(3)}"
 
 
 def _installed(distribution: str) -> str | None:
@@ -103,6 +113,9 @@ class RunDir:
 
     def __init__(self, path: Path):
         self.path = path
+        self.notices: list[str] = []  # what reopening repaired, for the user
+        self.reserved = 0  # attempt numbers up to this one are taken (records set aside)
+        self._records: list[dict[str, Any]] | None = None
 
     @classmethod
     def create(cls, path: Path, config: dict[str, Any]) -> RunDir:
@@ -110,7 +123,9 @@ class RunDir:
             raise UsageError(f"{path} exists and is not empty; use --resume {path} to continue "
                              "it, or pick another --out")
         run = cls(path)
-        (path / "attempts").mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
+        run.lock()
+        (path / "attempts").mkdir(exist_ok=True)
         versions = {"kgen": __version__, "python": platform.python_version(),
                     "platform": platform.platform(), "nvcc": nvcc_version(),
                     **{name: _installed(name) for name in ("torch", "cupy-cuda13x", "openai")}}
@@ -120,13 +135,61 @@ class RunDir:
         return run
 
     @classmethod
-    def open(cls, path: Path) -> RunDir:
+    def open(cls, path: Path, skip_corrupt: bool = False) -> RunDir:
+        """Reopen for --resume: locked, run.json checked, results.jsonl repaired or refused."""
         if not (path / "run.json").is_file():
             raise UsageError(f"{path} is not a kgen run directory (no run.json)")
-        return cls(path)
+        run = cls(path)
+        run.lock()
+        run.meta()  # one clear line now if run.json is damaged
+        results = read_results(path / "results.jsonl", skip_corrupt)
+        run._records, run.notices = results.records, results.notices
+        if results.set_aside:  # their folders stay as they are: new attempts go after them
+            run.reserved = max((int(p.name) for p in (path / "attempts").glob("[0-9]*")
+                                if p.name.isdigit()), default=0)
+        transcript = path / "transcript.jsonl"
+        if transcript.is_file() and transcript.stat().st_size:
+            with open(transcript, "rb+") as handle:  # a torn last call must not swallow the next
+                handle.seek(-1, os.SEEK_END)
+                if handle.read(1) != b"\n":
+                    handle.write(b"\n")
+        return run
+
+    def lock(self) -> None:
+        """Hold the folder's lock for this process; UsageError naming the holder if another
+        kgen process has it (two writers would record attempts twice)."""
+        key = os.path.realpath(self.path)
+        if key in _HELD:
+            return
+        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise UsageError(f"{self.path} is in use by another kgen process (pid {holder}); "
+                             "wait for it to finish: one process writes a run directory") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        _HELD[key] = fd
+
+    def release(self) -> None:
+        """Let another process open the folder (also done when this process ends)."""
+        fd = _HELD.pop(os.path.realpath(self.path), None)
+        if fd is not None:
+            os.close(fd)
 
     def meta(self) -> dict[str, Any]:
-        return json.loads((self.path / "run.json").read_text())
+        try:
+            data = json.loads((self.path / "run.json").read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise UsageError(f"{self.path / 'run.json'} cannot be read as JSON "
+                             f"({type(exc).__name__}); it is not a run directory kgen can "
+                             "resume") from None
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            raise UsageError(f"{self.path / 'run.json'} has no 'config' object; it is not a "
+                             "run directory kgen can resume")
+        return data
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         write_atomic(self.path / "run.json", json.dumps(redact(meta), indent=2, default=str))
@@ -158,19 +221,14 @@ class RunDir:
                 if found is not None:
                     write_atomic(folder / f"{name}.json", json.dumps(found.to_json(), indent=2))
         append_line(self.path / "results.jsonl", attempt.to_json())
+        self._records = None  # read again (validated) when next asked
 
     def finished_records(self) -> list[dict[str, Any]]:
-        """The results lines of finished attempts, in order (a torn last line is ignored)."""
-        path = self.path / "results.jsonl"
-        if not path.exists():
-            return []
-        records = []
-        for line in path.read_text().splitlines():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-        return records
+        """The results lines of finished attempts, in order, as validated when reopened (a torn
+        last line is dropped; corrupt lines stop the resume unless they were set aside)."""
+        if self._records is None:
+            self._records = read_results(self.path / "results.jsonl").records
+        return list(self._records)
 
     def write_best(self, source: str) -> Path:
         write_atomic(self.path / "best.cu", source)

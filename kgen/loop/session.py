@@ -2,7 +2,10 @@
 directory, drive the loop, close it properly after Ctrl-C or a fatal error, return a summary.
 
 The CLI parses options into a RunConfig, calls Run.start or Run.resume, then run.execute, and
-prints; it knows nothing of the stages.
+prints; it knows nothing of the stages. A run directory read back is data: its run.json is
+validated field by field, a prompt set it names is used only if kgen ships it or the user names
+it again, and a key is sent only to an endpoint named in this invocation (kgen.loop.config).
+SIGTERM and SIGHUP end a run as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgen import models
+from kgen import models, process
 from kgen.arch import Arch, local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
@@ -24,46 +27,19 @@ from kgen.gpu.pool import WorkerPool
 from kgen.loop import kbout, report
 from kgen.loop.attempt import Attempt
 from kgen.loop.candidate import parse_contract
-from kgen.loop.loop import Budget, Checker, Trajectory, run_loop
-from kgen.loop.prompts import list_prompt_sets
+from kgen.loop.config import ResumeOptions, RunConfig, load_config, resumed_config, saved_config
+from kgen.loop.loop import Checker, Trajectory, run_loop
 from kgen.loop.rundir import RunDir, default_run_dir
+from kgen.loop.signals import interrupt_reason, signals_as_interrupts, signals_held
 from kgen.loop.task import Task
 from kgen.models.base import Model
-from kgen.models.openai_backend import safe_url
 from kgen.ops import available_ops, load_op
 from kgen.ops.kernelbench import load_problem
 from kgen.spec import OpSpec
 from kgen.verdict import Evaluation
 
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything needed to repeat or resume a run; never holds an API key."""
-
-    mode: str  # "generate" or "fix"
-    arch: str | None
-    op: str | None = None
-    op_file: str | None = None
-    kernelbench: str | None = None  # a KernelBench problem file instead of --op/--op-file
-    dtype: str | None = None
-    input_path: str | None = None  # fix: the file to mend
-    backend: str | None = None  # builtin | openai | scripted | a plugin; None = choose
-    model: str | None = None
-    base_url: str | None = None
-    prompt_set: str = "default"
-    rounds: int = 8
-    candidates: int = 1
-    patience: int = 3
-    wall_seconds: float | None = None
-    tokens: int | None = None
-    no_gpu: bool = False
-    unsafe_no_sandbox: bool = False
-    fresh_workers: bool = False  # a new GPU worker per candidate instead of the warm pool
-    profile: bool = True  # a passing candidate: profiled with Nsight Compute where ncu works
-    sanitize: bool = True  # a failing one: re-run under compute-sanitizer where it is installed
-
-    def budget(self) -> Budget:
-        return Budget(self.rounds, self.candidates, self.patience, self.wall_seconds, self.tokens)
+__all__ = ["ResumeOptions", "Run", "RunConfig", "RunSummary", "build_task", "load_config",
+           "load_history"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +75,9 @@ class Run:
         self.history = history
         self.resumed = resumed
         self.owned = owned  # a pool this run started for itself, closed when it ends
+        self._done: list[Attempt] = []  # attempts finished in this invocation (for close)
+        if task.mode == "fix" and history and history[0].compile is not None:
+            self.checker = _input_headers(checker, history[0].compile)
 
     @classmethod
     def start(cls, config: RunConfig, out: Path | None = None, model: Model | None = None,
@@ -110,53 +89,70 @@ class Run:
         task = build_task(config)
         label = f"{task.spec.name if task.spec and task.mode == 'generate' else 'fix'}-" \
                 f"{task.arch.name}"
-        saved = dataclasses.asdict(_for_resume(config)) | {
+        saved = dataclasses.asdict(saved_config(config)) | {
             "arch": task.arch.name, "dtype": task.dtype, "model_description": model.describe()}
         run_dir = RunDir.create(out or default_run_dir(label), saved)
         checker, owned = _checker_and_pool(task, config, workers)
         run = cls(config, model, task, checker, run_dir, [], owned=owned)
         if task.mode == "fix":
-            run.history.append(run._seed_fix())
+            with signals_as_interrupts():
+                try:
+                    seed = run._seed_fix()
+                except KeyboardInterrupt as exc:  # stopped while the input compiles
+                    with signals_held():
+                        run.close("interrupted", interrupt_reason(exc))
+                    raise
+            run.history.append(seed)
+            run.checker = _input_headers(run.checker, seed.compile)
         return run
 
     @classmethod
-    def resume(cls, path: Path, backend: str | None = None, model_name: str | None = None,
-               base_url: str | None = None, *, model: Model | None = None,
-               workers: Workers | None = None) -> Run:
-        """Reopen a run directory; its saved configuration wins, except the model options given
-        now (another model may carry on; credentials kept out of run.json come back this way)."""
-        run_dir = RunDir.open(path)
-        saved = load_config(run_dir)
-        config = dataclasses.replace(saved, backend=backend or saved.backend,
-                                     model=model_name or saved.model,
-                                     base_url=base_url or saved.base_url)
+    def resume(cls, path: Path, options: ResumeOptions | None = None, *,
+               model: Model | None = None, workers: Workers | None = None) -> Run:
+        """Reopen a run directory; its saved configuration wins, except what is given now (the
+        model options, the prompt set, --unsafe-no-sandbox): another model may carry on, and
+        credentials kept out of run.json come back this way. `model`/`workers` as for start."""
+        options = options or ResumeOptions()
+        run_dir = RunDir.open(path, options.skip_corrupt)
+        config = resumed_config(load_config(run_dir), options, run_dir)
         model = model or models.resolve_model(config.backend, config.model, config.base_url)
         task = build_task(config)
         checker, owned = _checker_and_pool(task, config, workers)
-        return cls(config, model, task, checker, run_dir, load_history(run_dir, task, checker),
-                   resumed=True, owned=owned)
+        with signals_as_interrupts():  # recompiling (cache misses) stops cleanly too
+            history = load_history(run_dir, task, checker)
+        return cls(config, model, task, checker, run_dir, history, resumed=True, owned=owned)
 
     @property
     def resume_command(self) -> str:
         return f"kgen {self.task.mode} --resume {self.run_dir.path}"
 
     def execute(self, on_attempt: OnAttempt = lambda a, t: None) -> RunSummary:
-        """Drive the loop to its end. After Ctrl-C or a fatal error the run directory is closed
-        (status, report.md and best.cu from the finished attempts) and the exception goes on."""
-        try:
-            trajectory = run_loop(self.task, self.model, self.checker, self.run_dir,
-                                  self.config.budget(), list(self.history),
-                                  self.config.prompt_set, on_attempt)
-        except KeyboardInterrupt:
-            self.close("interrupted")
-            raise
-        except KgenError as exc:
-            self.close(f"stopped: {exc}")
-            raise
-        finally:
-            if self.owned is not None:
-                self.owned.close()
-        return self.finish(trajectory)
+        """Drive the loop to its end. After Ctrl-C, SIGTERM, SIGHUP or a fatal error the run
+        directory is closed (status, report.md and best.cu from the finished attempts) and the
+        exception goes on (the CLI exits 130, 143, 129 or the error's code)."""
+        def seen(attempt: Attempt, trajectory: Trajectory) -> None:
+            self._done.append(attempt)
+            on_attempt(attempt, trajectory)
+
+        with signals_as_interrupts():
+            try:
+                trajectory = run_loop(self.task, self.model, self.checker, self.run_dir,
+                                      self.config.budget(), list(self.history),
+                                      self.config.prompt_set, seen)
+            except KeyboardInterrupt as exc:
+                with signals_held():
+                    process.kill_all()  # nvcc or a worker a compile/GPU thread started
+                    self.close("interrupted", interrupt_reason(exc))
+                raise
+            except KgenError as exc:
+                with signals_held():
+                    self.close(f"stopped: {exc}")
+                raise
+            finally:
+                if self.owned is not None:
+                    self.owned.close()
+            with signals_held():
+                return self.finish(trajectory)
 
     def finish(self, trajectory: Trajectory, status: str = "finished") -> RunSummary:
         """Write best.cu, report.md and the final status; the summary the CLI prints."""
@@ -190,16 +186,16 @@ class Run:
                               unsafe_no_sandbox=self.config.unsafe_no_sandbox)
         return evaluate(best.compile, contract, self.task.spec, self.task.arch, options=options)
 
-    def close(self, status: str) -> None:
-        """After Ctrl-C or a fatal error: report and best.cu from the finished attempts on disk."""
-        trajectory = Trajectory(load_history(self.run_dir, self.task, self.checker),
-                                stop_reason=status)
+    def close(self, status: str, reason: str | None = None) -> None:
+        """After an interrupt or a fatal error: report and best.cu from the finished attempts
+        (held in memory: closing never compiles anything again)."""
+        trajectory = Trajectory([*self.history, *self._done], stop_reason=reason or status)
         self.finish(trajectory, status=status)
 
     def _seed_fix(self) -> Attempt:
         """Attempt 1 of a fix is the file as given, so the model starts from its real errors."""
         attempt = self.checker.check(self.task, self.task.source or "", 1, 0,
-                                     notes="the input file as given")
+                                     notes="the input file as given", trusted=True)
         self.run_dir.save_attempt(attempt, "(the input file, not a model reply)")
         return attempt
 
@@ -282,36 +278,23 @@ def build_checker(task: Task, config: RunConfig, workers: Workers | None = None)
                    gpu_note=how.message or f"validated and timed on {how.local}")
 
 
-def _for_resume(config: RunConfig) -> RunConfig:
-    """What run.json keeps: absolute paths (resume from anywhere), no credentials in the URL."""
-    def absolute(path: str | None) -> str | None:
-        return str(Path(path).resolve()) if path and Path(path).exists() else path
-
-    return dataclasses.replace(config, input_path=absolute(config.input_path),
-                               op_file=absolute(config.op_file),
-                               kernelbench=absolute(config.kernelbench),
-                               prompt_set=config.prompt_set if config.prompt_set in
-                               list_prompt_sets() else absolute(config.prompt_set) or "default",
-                               base_url=safe_url(config.base_url) if config.base_url else None)
-
-
-def load_config(run_dir: RunDir) -> RunConfig:
-    saved = run_dir.meta()["config"]
-    fields = {f.name for f in dataclasses.fields(RunConfig)}
-    return RunConfig(**{k: v for k, v in saved.items() if k in fields})
-
-
 def load_history(run_dir: RunDir, task: Task, checker: Checker) -> list[Attempt]:
     """Finished attempts back from the run directory (compiles come from the cache)."""
-    history = []
+    history: list[Attempt] = []
     for rec in run_dir.finished_records():
         kernel = run_dir.attempt_dir(rec["attempt"]) / "kernel.cu"
-        source = kernel.read_text() if kernel.exists() else None
+        source = kernel.read_bytes().decode("utf-8", errors="replace") if kernel.is_file() \
+            else None
         compiled = None
         if source is not None and rec.get("compile") is not None:
             include_dir = task.path.resolve().parent if task.path else None
+            # A fix's attempt 1 is the user's own file; later ones may read only its headers.
+            trusted = task.mode == "fix" and not history
+            headers = None if trusted else (history[0].compile.headers if task.mode == "fix"
+                                            and history[0].compile else ())
             compiled = compile_source(source, task.arch, flags=checker.flags,
-                                      include_dir=include_dir, embed_ptx=checker.embed_ptx)
+                                      include_dir=include_dir, headers=headers,
+                                      embed_ptx=checker.embed_ptx)
         problems = tuple(Diagnostic(**{**p, "notes": tuple(p["notes"])}, category="contract")
                          for p in rec.get("problems", ()))
         saved = rec.get("evaluation") or rec.get("run")  # "run": run directories before 0.2
@@ -319,3 +302,8 @@ def load_history(run_dir: RunDir, task: Task, checker: Checker) -> list[Attempt]
         history.append(Attempt(rec["attempt"], rec["round"], source, rec.get("choices", ""),
                                rec.get("notes", ""), problems, compiled, evaluation))
     return history
+
+
+def _input_headers(checker: Checker, compiled: CompileResult | None) -> Checker:
+    """Candidates of a fix may include the local headers the user's own file includes."""
+    return dataclasses.replace(checker, headers=compiled.headers if compiled else ())

@@ -3,6 +3,13 @@
 The client retries 408/409/429/5xx and connection errors itself (`max_retries`, exponential backoff,
 honouring Retry-After); what is left after that, and authentication or unknown-model errors, end
 the run with one ModelFatal line. The API key never appears in a message, a repr or a log.
+
+Time: KGEN_TIMEOUT (default 300 s) is the client's timeout for each request (a server silent
+that long is retried); KGEN_DEADLINE (default the larger of 600 s and twice KGEN_TIMEOUT) is the
+wall-clock limit of one model call, retries included, enforced outside the client, so neither a
+server that never answers nor one that trickles bytes can hold kgen longer. Every 200 body is
+checked before it is read (kgen.models.response): HTML, an event stream, not JSON, or not the
+shape of a chat completion is one ModelFatal line.
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from kgen.errors import EnvironmentProblem, ModelFatal, UsageError
-from kgen.models.base import Message, Reply, Request, Usage, strip_reasoning
+from kgen.models.base import Message, Reply, Request, strip_reasoning
+from kgen.models.deadline import DeadlinePassed, within
+from kgen.models.response import completion_body, reply_from
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "kgen-no-key"  # local servers ignore the key, but the client insists on one
@@ -67,14 +76,16 @@ class OpenAIModel:
     def __init__(self, model: str | None = None, base_url: str | None = None,
                  api_key: str | None = None, *, timeout: float | None = None,
                  max_retries: int | None = None, reasoning: bool | None = None,
-                 temperature: float | None = 0.2,
-                 max_tokens: int | None = None, env: Mapping[str, str] | None = None) -> None:
+                 temperature: float | None = 0.2, max_tokens: int | None = None,
+                 deadline: float | None = None, env: Mapping[str, str] | None = None) -> None:
         env = os.environ if env is None else env
         self.model = model or env.get("KGEN_MODEL") or env.get("OPENAI_MODEL") or None
         self.base_url = (base_url or env.get("KGEN_BASE_URL") or env.get("OPENAI_BASE_URL")
                          or DEFAULT_BASE_URL).rstrip("/")
         self._key = api_key or env.get("KGEN_API_KEY") or env.get("OPENAI_API_KEY") or NO_KEY
         self.timeout = timeout if timeout is not None else _number(env, "KGEN_TIMEOUT", 300.0)
+        self.deadline = deadline if deadline is not None else _number(
+            env, "KGEN_DEADLINE", max(600.0, 2 * self.timeout))
         self.max_retries = max_retries if max_retries is not None else int(
             _number(env, "KGEN_MAX_RETRIES", 4))
         flag = env.get("KGEN_REASONING", "").strip().lower()
@@ -110,18 +121,39 @@ class OpenAIModel:
         messages = clean_messages(request.messages)
         started = time.monotonic()
         try:
-            response = self._create(client, model, messages)
+            raw = self._bounded(lambda: self._create(client, model, messages), self.deadline)
         except openai.OpenAIError as exc:
             raise self._fatal(exc, model) from None
-        return self._reply(response, model, time.monotonic() - started)
+        http = raw.http_response
+        body = completion_body(http.text, http.headers.get("content-type", ""),
+                               f"the endpoint {safe_url(self.base_url)}")
+        return reply_from(body, model, time.monotonic() - started)
+
+    def _bounded(self, call: Any, seconds: float) -> Any:
+        """call() within `seconds` of wall clock, retries included; ModelFatal after that."""
+        def abandon() -> None:
+            client, self._client = self._client, None  # the next call connects afresh
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - it is being dropped either way
+                pass
+
+        try:
+            return within(seconds, call, abandon)
+        except DeadlinePassed:
+            raise ModelFatal(f"no complete answer from {safe_url(self.base_url)} within "
+                             f"{seconds:g} s (KGEN_DEADLINE: the limit of one model call, "
+                             "retries included); the endpoint is stalled or far too slow") \
+                from None
 
     def _create(self, client: Any, model: str, messages: list[dict[str, str]]) -> Any:
+        """The raw response, so its body can be checked before anything reads it."""
         import openai
 
         while True:
             try:
-                return client.chat.completions.create(model=model, messages=messages,
-                                                      **self.parameters())
+                return client.chat.completions.with_raw_response.create(
+                    model=model, messages=messages, **self.parameters())
             except openai.BadRequestError as exc:
                 if not self._adapt(_server_message(exc)):
                     raise
@@ -169,11 +201,14 @@ class OpenAIModel:
         """Does the endpoint answer? One quick GET /models, no retries (for `kgen doctor`)."""
         import openai
 
+        seconds = min(10.0, self.timeout)
         try:
-            client = self._connect().with_options(max_retries=0, timeout=min(10.0, self.timeout))
-            served = sorted(m.id for m in client.models.list())
+            client = self._connect().with_options(max_retries=0, timeout=seconds)
+            served = self._bounded(lambda: _served(client), seconds + 5)
         except openai.OpenAIError as exc:
             return False, str(self._fatal(exc, self.model or "(listing models)", tries=1))
+        except ModelFatal as exc:
+            return False, str(exc)
         listed = ", ".join(served[:5]) + (" ..." if len(served) > 5 else "")
         found = "" if not self.model or self.model in served else (
             f"; {self.model!r} is not among them")
@@ -185,7 +220,7 @@ class OpenAIModel:
         import openai
 
         try:
-            served = sorted(m.id for m in client.models.list())
+            served = self._bounded(lambda: _served(client), self.deadline)
         except openai.OpenAIError as exc:
             raise self._fatal(exc, "(listing models)") from None
         if len(served) != 1:
@@ -194,16 +229,6 @@ class OpenAIModel:
                              f"(the endpoint serves: {listed or 'nothing'})")
         self.model = served[0]
         return self.model
-
-    def _reply(self, response: Any, model: str, latency: float) -> Reply:
-        choices = getattr(response, "choices", None) or []
-        message = choices[0].message if choices else None
-        # reasoning_content / reasoning fields are simply never read into the reply text.
-        text = strip_reasoning(getattr(message, "content", None) or "")
-        usage = getattr(response, "usage", None)
-        counted = Usage(int(getattr(usage, "prompt_tokens", 0) or 0),
-                        int(getattr(usage, "completion_tokens", 0) or 0))
-        return Reply(text, getattr(response, "model", None) or model, counted, latency)
 
     def _fatal(self, exc: Exception, model: str, tries: int | None = None) -> ModelFatal:
         """One clear line for an error the client gave up on; the key never appears in it."""
@@ -235,6 +260,11 @@ class OpenAIModel:
             text = text.replace(self._key, "[redacted]")
         text = _KEYLIKE.sub("[redacted]", text)
         return " ".join(text.split())[:300]
+
+
+def _served(client: Any) -> list[str]:
+    """The model names an endpoint lists, as text (a served name is data, checked here)."""
+    return sorted(str(getattr(m, "id", ""))[:200] for m in client.models.list())
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:

@@ -11,6 +11,7 @@ from typing import Any
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
+from kgen.ops import checks as limits
 from kgen.refexpr import check as check_reference
 from kgen.spec import CHECKS, DISTS, PARAM_DTYPES, ROLES, Init, Param, Reference, Tensor
 
@@ -167,10 +168,8 @@ def entries(data: Any, key: str, symbols: tuple[str, ...], found: tuple[Param, .
         extra = [k for k in entry if k not in symbols and k not in by_name]
         if extra:
             raise ValueError(f"field '{where}': {extra[0]!r} is neither a size nor a parameter")
-        if not all(isinstance(entry[s], int) and not isinstance(entry[s], bool)
-                   and entry[s] > 0 for s in symbols):
-            raise ValueError(f"'{key}' values must be positive integers: {entry}")
-        clean: dict[str, Any] = {str(s): int(entry[s]) for s in symbols}
+        clean: dict[str, Any] = {str(s): limits.size_value(entry[s], f"{key}.{s}")
+                                 for s in symbols}
         for k, v in entry.items():
             if k in by_name:
                 clean[k] = param_value(v, by_name[k].dtype, f"{where}.{k}")

@@ -7,16 +7,14 @@ flops, bytes, baseline. A bad spec is one UsageError naming the field.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
-from kgen.ops import fields
+from kgen.ops import checks, fields
+from kgen.ops.yamlload import load_yaml
 from kgen.paths import data_dir
 from kgen.refexpr import check as check_reference
 from kgen.spec import Baseline, OpSpec, Tolerance
@@ -24,7 +22,6 @@ from kgen.spec import Baseline, OpSpec, Tolerance
 TOP_KEYS = {"name", "description", "sizes", "params", "tensors", "dtypes", "reference",
             "reference_file", "kernelbench", "checks", "test_sizes", "bench_sizes", "flops",
             "bytes", "baseline"}
-NAME = re.compile(r"[a-z0-9_]+")
 
 
 def available_ops() -> list[str]:
@@ -41,14 +38,7 @@ def shipped_path(name: str | None) -> Path:
 def load_op(name: str | None = None, path: Path | None = None) -> OpSpec:
     """The spec of a shipped op by name, or of a user's spec file; UsageError names the field."""
     path = shipped_path(name) if path is None else Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise UsageError(f"cannot read spec {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise UsageError(f"spec {path} is not valid YAML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"spec {path} is not UTF-8 text") from exc
+    data = load_yaml(path)  # size, UTF-8, depth and alias limits (a spec file is untrusted input)
     return build_spec(data, path.parent, str(path))
 
 
@@ -65,10 +55,8 @@ def _build(data: Any, folder: Path) -> OpSpec:
     if not isinstance(data, dict):
         raise TypeError("the file should hold a mapping of fields")
     fields.unknown_keys(data, TOP_KEYS, "")
-    name = fields.field(data, "name", str)
-    if not NAME.fullmatch(name):
-        raise ValueError(f"field 'name': {name!r} must be lower-case letters, digits and _")
-    sizes = tuple(fields.identifier(s, "sizes") for s in fields.field(data, "sizes", list))
+    name = checks.op_name(fields.field(data, "name", str))
+    sizes = tuple(checks.symbol(s, "sizes") for s in fields.field(data, "sizes", list))
     if len(set(sizes)) != len(sizes):
         raise ValueError("field 'sizes' names a symbol twice")
     symbols = frozenset(sizes)
@@ -86,8 +74,11 @@ def _build(data: Any, folder: Path) -> OpSpec:
     reference = fields.reference(data, folder, names, operands)
     if reference.kind == "kernelbench":
         _check_attributes(tensors)
-    test = fields.entries(fields.field(data, "test_sizes", list), "test_sizes", sizes, params)
+    test = fields.entries(checks.nonempty(fields.field(data, "test_sizes", list), "test_sizes",
+                                          "entry (else every candidate passes)"),
+                          "test_sizes", sizes, params)
     bench = fields.entries(fields.field(data, "bench_sizes", list), "bench_sizes", sizes, params)
+    checks.elements({t.name: t.shape for t in tensors}, test + bench, "sizes")
     return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
                   _dtypes(data), reference, test, bench,
                   _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
@@ -108,10 +99,8 @@ def _dtypes(data: dict[str, Any]) -> dict[str, Tolerance]:
         if reference not in DTYPES:
             raise ValueError(f"field '{where}.reference': unknown dtype {reference!r} "
                              f"(known: {', '.join(DTYPES)})")
-        atol = fields.number(fields.field(d, "atol", (int, float), where), f"{where}.atol")
-        rtol = fields.number(fields.field(d, "rtol", (int, float), where), f"{where}.rtol")
-        if atol < 0 or rtol < 0:
-            raise ValueError(f"field '{where}': atol and rtol must not be negative")
+        atol = checks.tolerance(fields.field(d, "atol", (int, float), where), f"{where}.atol")
+        rtol = checks.tolerance(fields.field(d, "rtol", (int, float), where), f"{where}.rtol")
         found[dname] = Tolerance(reference, atol, rtol)
     if not found:
         raise ValueError("field 'dtypes' needs at least one dtype")

@@ -26,3 +26,12 @@ def pytest_collection_modifyitems(config, items):
 def _private_cache(tmp_path_factory, monkeypatch):
     """Each test session compiles into its own cache, so cache tests see what they expect."""
     monkeypatch.setenv("KGEN_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "kgen-cache"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _gpu_workers_closed_at_the_end():
+    """The GPU tests share one warm pool (tests/helpers.gpu_workers); close it when they end."""
+    yield
+    from helpers import close_gpu_workers
+
+    close_gpu_workers()

@@ -15,3 +15,24 @@ def kernel(name: str) -> str:
 def fenced(code: str, preface: str = "Here is the kernel.") -> str:
     """A model reply carrying `code` in a cuda block."""
     return f"{preface}\n\n```cuda\n{code}```\n"
+
+
+_POOL = None
+
+
+def gpu_workers():
+    """One warm worker pool for the GPU tests of a session (torch imported and the GPU peaks
+    measured once, as `kgen generate` does), started on first use; closed by conftest."""
+    global _POOL
+    if _POOL is None:
+        from kgen.gpu.pool import WorkerPool
+
+        _POOL = WorkerPool.local()
+    return _POOL
+
+
+def close_gpu_workers() -> None:
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+        _POOL = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from helpers import gpu_workers
 
 from kgen.arch import parse_arch
 from kgen.author import costmodel as model
@@ -330,7 +331,7 @@ def test_default_is_correct_on_the_local_gpu(dtype):
     compiled = compile_source(source, target)
     assert contract is not None and compiled.ok, (problems, compiled.summary)
     options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
-    result = evaluate(compiled, contract, SPEC, target, options=options)
+    result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
     assert result.timings[0].ms > 0 and result.timings[0].baseline_ms
 
@@ -380,5 +381,5 @@ def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype):
     contract, _ = parse_contract(source, SPEC)
     compiled = compile_source(source, target)
     options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
-    result = evaluate(compiled, contract, SPEC, target, options=options)
+    result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import gpu_workers
 
 from kgen.arch import local_gpu, parse_arch
 from kgen.compile import compile_source
@@ -34,7 +35,7 @@ def _evaluate(source: str):
     assert contract is not None, problems
     compiled = compile_source(source, arch)
     assert compiled.ok, compiled.summary
-    result = evaluate(compiled, contract, COPY, arch, options=OPTIONS)
+    result = evaluate(compiled, contract, COPY, arch, options=OPTIONS, workers=gpu_workers())
     assert result is not None
     return result
 

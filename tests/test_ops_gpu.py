@@ -5,6 +5,7 @@ at its first bench size against the op's baseline; torch.compile is timed where 
 from __future__ import annotations
 
 import pytest
+from helpers import gpu_workers
 
 from kgen.arch import local_gpu
 from kgen.compile import compile_source
@@ -27,7 +28,8 @@ def _evaluate(spec, path, options):
     assert contract is not None, problems
     compiled = compile_source(source, found[1])
     assert compiled.ok, compiled.summary
-    result = evaluate(compiled, contract, spec, found[1], options=options)
+    result = evaluate(compiled, contract, spec, found[1], options=options,
+                      workers=gpu_workers())
     assert result is not None
     print(f"{spec.name}/{path.name}: {result.verdict}: {result.message}\n{result.describe()}")
     return result

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import gpu_workers
 
 from kgen.arch import local_gpu, parse_arch
 from kgen.cli import KgenGroup
@@ -59,7 +60,7 @@ def run(path: Path, options: EvalOptions, arch: str | None = None, embed_ptx: bo
     assert contract is not None, problems
     compiled = compile_source(source, target, embed_ptx=embed_ptx)
     assert compiled.ok, compiled.summary
-    result = evaluate(compiled, contract, spec, target, options=options)
+    result = evaluate(compiled, contract, spec, target, options=options, workers=gpu_workers())
     assert result is not None
     return result
 

@@ -148,4 +148,4 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
     assert done.returncode == 0, done.stderr[-3000:]
     return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
             .reshape(spec.shape(t, sizes))
-            for t, f in zip(spec.tensors, files) if t.role == "output"}
+            for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}

@@ -92,8 +92,8 @@ def estimate(p: EwParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.0
     return memcost.estimate(arch, p.threads, regs, 0, width * p.ept, width, factor)
 
 
-def render(p: EwParams, dtype: str) -> str:
-    """The full .cu source (contract header first) for these parameters and dtype."""
+def render(p: EwParams, dtype: str, arch: Arch) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch."""
     info = DTYPES[dtype]
     name = f"{p.op}_ew_{info.short}"
     steps = f"cdiv(M*N, {p.per_block})"
@@ -108,5 +108,6 @@ def render(p: EwParams, dtype: str) -> str:
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
               f"constexpr int THREADS = {p.threads}, VEC = {p.vec}, EPT = {p.ept}, "
-              f"HINT = {p.hint};\n")
+              f"HINT = {p.hint}, MIN_BLOCKS = "
+              f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
     return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

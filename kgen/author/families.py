@@ -34,7 +34,7 @@ class Family(Protocol):
     def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]: ...
     def registers(self, p: Any) -> int: ...
     def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any: ...
-    def render(self, p: Any, dtype: str) -> str: ...
+    def render(self, p: Any, dtype: str, arch: Arch) -> str: ...
     def parse(self, text: str) -> Any | None: ...
 
 
@@ -67,7 +67,7 @@ class GemmFamily:
     def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
         return costmodel.estimate(p, arch, reg_scale)
 
-    def render(self, p: Any, dtype: str) -> str:
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
         return gemm_space.render(p, dtype)
 
     def parse(self, text: str) -> Any | None:
@@ -124,8 +124,9 @@ class MemFamily:
     def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
         return self.kind.estimate(p, arch, dtype, self.row, reg_scale)
 
-    def render(self, p: Any, dtype: str) -> str:
-        return self.kind.render(p, dtype)
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        """MIN_BLOCKS (the register cap ptxas is given) depends on the arch's SM."""
+        return self.kind.render(p, dtype, arch)
 
     def parse(self, text: str) -> Any | None:
         p = memspace.parse_params(self.kind.PARAMS, self.kind.TEMPLATE, text)

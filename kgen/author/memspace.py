@@ -62,7 +62,7 @@ def space(make: Callable[..., Any], axes: dict[str, tuple[int, ...]],
     """Every valid configuration over the axes, in a fixed order (the search is deterministic)."""
     found = []
     for values in itertools.product(*axes.values()):
-        p = make(**dict(zip(axes, values)))
+        p = make(**dict(zip(axes, values, strict=True)))
         if valid(p):
             found.append(p)
     return found

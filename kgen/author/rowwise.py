@@ -101,21 +101,28 @@ def problems(p: RowParams, arch: Arch, dtype: str) -> list[str]:
     return out
 
 
+# A default thread holds 16 values (64 bytes of float32 math) per chunk: enough loads in flight,
+# few enough registers (ptxas on sm_90: 32-48) for 5-8 blocks of 256 threads per SM.
+VALUES = 16
+
+
 def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
     vec = 16 // DTYPES[dtype].size
+    cache = max(1, VALUES // vec)
     if op in REDUCTIONS:
         if n >= 16384:
-            return RowParams(op, 256, 1, vec, 4, 0), (
+            return RowParams(op, 256, 1, vec, cache, 0), (
                 f"rows of {n} (the first bench size) are long: a 256-thread block per row, "
-                f"each thread with 4 16-byte loads in flight, one shared-memory combine per row")
-        return RowParams(op, 32, 8, vec, 4, 0), (
+                f"each thread with {cache} 16-byte loads in flight, one shared-memory combine "
+                "per row")
+        return RowParams(op, 32, 8, vec, cache, 0), (
             f"each row of {n} (the first bench size) is read once: a warp per row reduces with "
-            "shuffles only (no barrier), 8 rows per 256-thread block, 4 16-byte loads in flight "
-            "per lane")
-    tpr = min(1024, max(32, memspace.pow2_at_least(-(-n // (vec * 4)))))
-    cache = memspace.pow2_at_least(-(-n // (tpr * vec)))
+            f"shuffles only (no barrier), 8 rows per 256-thread block, {cache} 16-byte loads in "
+            "flight per lane")
+    tpr = min(1024, max(32, memspace.pow2_at_least(-(-n // (vec * cache)))))
+    cache = min(16, memspace.pow2_at_least(-(-n // (tpr * vec))))  # more only past 1024 threads
     online = int(op in ONLINE_OPS)
-    p = RowParams(op, tpr, max(1, 256 // tpr), vec, min(cache, 16), online)
+    p = RowParams(op, tpr, max(1, 256 // tpr), vec, cache, online)
     while problems(p, arch, dtype) and p.cache > 1:
         p = RowParams(op, tpr, p.rpb, vec, p.cache // 2, online)
     where = (f"so a row of {n} (the first bench size) is read from DRAM once and kept in "
@@ -144,8 +151,8 @@ def estimate(p: RowParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.
                             note)
 
 
-def render(p: RowParams, dtype: str) -> str:
-    """The full .cu source (contract header first) for these parameters and dtype."""
+def render(p: RowParams, dtype: str, arch: Arch) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch."""
     info = DTYPES[dtype]
     name = f"{p.op}_row_{info.short}"
     launch = (f"{name} grid=(cdiv(M, {p.rpb})) block=({p.threads}) smem=0 "
@@ -161,5 +168,6 @@ def render(p: RowParams, dtype: str) -> str:
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
               f"constexpr int TPR = {p.tpr}, RPB = {p.rpb}, VEC = {p.vec}, CACHE = {p.cache}, "
-              f"ONLINE = {p.online};\n")
+              f"ONLINE = {p.online}, MIN_BLOCKS = "
+              f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
     return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

@@ -173,8 +173,9 @@ def _at_copy_bandwidth(seen: list[Seen]) -> Proposal | None:
     shares = ", ".join(f"{t.roofline_fraction:.0%}" for t in best.timings)
     return Proposal(None, f"stopping: attempt {best.number} ({best.ms:.3f} ms at "
                           f"{best.params.choices}) moves its bytes at {shares} of the measured "
-                          f"copy bandwidth (memory-bound, at least {ROOFLINE_STOP:.0%} at every "
-                          "bench size); what is left is noise, and only fewer bytes would help")
+                          f"copy bandwidth (memory-bound, at least {ROOFLINE_STOP:.0%} at each of "
+                          f"the {len(best.timings)} bench size(s) timed); what is left is noise, "
+                          "and only fewer bytes would help")
 
 
 def _from_profile(last: Seen, pool, tried, scope: Scope) -> Proposal | None:

@@ -118,8 +118,8 @@ def estimate(p: TransposeParams, arch: Arch, dtype: str, n: int, reg_scale: floa
                             p.vec * size, factor, note)
 
 
-def render(p: TransposeParams, dtype: str) -> str:
-    """The full .cu source (contract header first) for these parameters and dtype."""
+def render(p: TransposeParams, dtype: str, arch: Arch) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch."""
     info = DTYPES[dtype]
     name = f"transpose_tile_{info.short}"
     launch = (f"{name} grid=(cdiv(N, {p.tile}), cdiv(M, {p.tile})) "
@@ -129,6 +129,7 @@ def render(p: TransposeParams, dtype: str) -> str:
              "access; exact; any M, N.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n"
-              f"constexpr int TILE = {p.tile}, ROWS = {p.rows}, VEC = {p.vec}, PAD = {p.pad};\n")
+              f"constexpr int TILE = {p.tile}, ROWS = {p.rows}, VEC = {p.vec}, PAD = {p.pad}, "
+              f"MIN_BLOCKS = {memcost.min_blocks(arch, p.threads, registers(p))};\n")
     return (contract_header("transpose", dtype, p.choices, launch, about)
             + fill(TEMPLATE, params, name))

@@ -8,8 +8,8 @@ import time
 
 from kgen.arch import Arch
 from kgen.author import fixer
-from kgen.author.sample import propose_random
 from kgen.author.families import family_for, why_not
+from kgen.author.sample import propose_random
 from kgen.author.search import Proposal, propose
 from kgen.loop.attempt import Attempt
 from kgen.loop.task import Task
@@ -82,7 +82,7 @@ def author_reply(task: Task, history: tuple[Attempt, ...],
     proposal: Proposal = strategy(task.arch, dtype, history, family)
     if proposal.params is None:
         return "", f"{proposal.reason}; {ADVICE} to search further"
-    source = family.render(proposal.params, dtype)
+    source = family.render(proposal.params, dtype, task.arch)
     how = "search" if strategy is propose else "random sampling"
     text = (f"builtin author (rule-based templates + {how}, not a language model): "
             f"{proposal.params.template} template for {dtype} on {task.arch.name}.\n\n"

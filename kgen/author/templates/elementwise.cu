@@ -3,7 +3,8 @@
 // Parameters (kgen/author/elementwise.py): THREADS per block; VEC elements per access (one load
 // or store of VEC * sizeof(T) <= 16 bytes); EPT accesses each thread has in
 // flight per step (its loads are all issued before any result is computed); HINT 1 makes loads
-// and stores evict-first (streamed, never reused). The grid either covers the tensor once or is
+// and stores evict-first (streamed, never reused); MIN_BLOCKS resident blocks per SM asked of
+// ptxas (which caps the registers). The grid either covers the tensor once or is
 // capped at SMS * waves blocks that stride over it (the cap lives in the launch line).
 // The vector path needs X, Y (and bias) aligned to the access and, for the bias, N % VEC == 0
 // (so a vector never crosses a row); the last M*N % VEC elements, or all of them when the vector
@@ -13,7 +14,7 @@
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 #define KGEN_OP 0
-constexpr int THREADS = 256, VEC = 4, EPT = 2, HINT = 0;
+constexpr int THREADS = 256, VEC = 4, EPT = 2, HINT = 0, MIN_BLOCKS = 6;
 #define KGEN_KERNEL elementwise_f32
 // ---- kgen:params end ----
 #include "memops.cuh"
@@ -39,7 +40,7 @@ __device__ __forceinline__ int column(long long e, int N, bool narrow) {
   return narrow ? (int)((unsigned)e % (unsigned)N) : (int)(e % N);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ X,
 #if KGEN_OP == 2
             const T* __restrict__ bias,

@@ -8,7 +8,8 @@
 // chunk of the row. A row of N <= TPR * VEC * CACHE is read once and stays in registers; a longer
 // row is streamed chunk by chunk and re-read (from L2) for each further pass. ONLINE (softmax,
 // layernorm, streamed rows only): 1 = one pass for the statistics (online max and rescaled sum;
-// Welford mean and M2), 0 = two passes (max then sum; mean then centered squares).
+// Welford mean and M2), 0 = two passes (max then sum; mean then centered squares). MIN_BLOCKS:
+// resident blocks per SM asked of ptxas (which caps the registers).
 // The vector path needs N % VEC == 0 and every pointer aligned to the access; otherwise the same
 // code runs one element per access. Rows past M still take part in the barriers. Any M, N.
 // Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax),
@@ -16,7 +17,7 @@
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 #define KGEN_OP 3
-constexpr int TPR = 256, RPB = 1, VEC = 4, CACHE = 4, ONLINE = 1;
+constexpr int TPR = 256, RPB = 1, VEC = 4, CACHE = 4, ONLINE = 1, MIN_BLOCKS = 5;
 #define KGEN_KERNEL rowwise_f32
 // ---- kgen:params end ----
 #include "memops.cuh"
@@ -285,7 +286,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ X,
 #if KGEN_OP >= 4
             const T* __restrict__ weight,

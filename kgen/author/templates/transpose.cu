@@ -3,14 +3,15 @@
 // Parameters (kgen/author/transpose.py): TILE x TILE elements per block; ROWS thread rows (each
 // thread moves TILE / ROWS accesses each way); VEC consecutive elements per global access (at
 // most 16 bytes: along a row of X when reading, along a row of Y when writing);
-// PAD elements of padding per tile row (with 0, reading a tile column hits one bank many times).
+// PAD elements of padding per tile row (with 0, reading a tile column hits one bank many times);
+// MIN_BLOCKS resident blocks per SM asked of ptxas (which caps the registers).
 // A warp reads whole row segments of X and writes whole row segments of Y, so both global sides
 // are coalesced; the tile is read back column-wise. Vector accesses need N % VEC == 0 (reads) or
 // M % VEC == 0 (writes) and aligned pointers; edge tiles and other sizes go one element at a time.
 // Launch: grid=(cdiv(N,TILE), cdiv(M,TILE)) block=(TILE/VEC, ROWS) smem=0 args=(X, Y, M, N).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
-constexpr int TILE = 32, ROWS = 16, VEC = 4, PAD = 1;
+constexpr int TILE = 32, ROWS = 16, VEC = 4, PAD = 1, MIN_BLOCKS = 16;
 #define KGEN_KERNEL transpose_f32
 // ---- kgen:params end ----
 #include "memops.cuh"
@@ -20,7 +21,7 @@ constexpr int TX = TILE / V;  // threads along a tile row
 typedef typename Raw<sizeof(T)>::type Bits;  // one element as raw bits
 typedef typename Raw<WIDTH>::type Wide;  // V elements as raw bits
 
-extern "C" __global__ void __launch_bounds__(TX * ROWS)
+extern "C" __global__ void __launch_bounds__(TX * ROWS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ X, T* __restrict__ Y, int M, int N) {
   __shared__ Bits tile[TILE][TILE + PAD];
   const Bits* x = reinterpret_cast<const Bits*>(X);

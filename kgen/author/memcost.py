@@ -50,8 +50,8 @@ def min_blocks(arch: Arch, threads: int, registers: int) -> int:
     """The resident blocks to ask ptxas for (__launch_bounds__'s second argument). With the
     thread count alone, ptxas aims at full occupancy and spills small amounts to get there (32
     registers at 64-256 threads on sm_90); with one block it spends registers it does not need.
-    So: the most blocks whose register cap still leaves the napkin registers plus 25%."""
-    want = -(-int(registers * 1.25) // 8) * 8
+    So: the most blocks whose register cap still leaves the napkin registers plus 10%."""
+    want = -(-int(registers * 1.1) // 8) * 8
     limit = 16 if arch.major_minor < 80 else MAX_BLOCKS_PER_SM
     most = max(1, min(limit, arch.facts.max_threads_per_sm // threads))
     return next((b for b in range(most, 0, -1) if register_cap(arch, threads, b) >= want), 1)

@@ -140,3 +140,4 @@ template <class R> inline R __ldcs(const R* p) { return *p; }
 template <class R> inline void __stcs(R* p, R v) { *p = v; }
 inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
 inline float __expf(float x) { return expf(x); }
+inline float __fdividef(float x, float y) { return x / y; }

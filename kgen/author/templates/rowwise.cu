@@ -138,7 +138,8 @@ template <int V> struct Row {
       if (live && i < nv) f(v[k], i * V);
     }
   }
-  // f(values[V], first column) for every access of the row this thread owns.
+  // f(values[V], first column) for every access of the row this thread owns (f may change the
+  // values: a resident row keeps the change, a streamed chunk is reloaded next time).
   template <class F> __device__ __forceinline__ void sweep(F&& f) {
     if (resident) {
       visit(0, f);
@@ -216,7 +217,22 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
   if (lead) Y[row] = s.i < N ? s.i : 0;  // a row of -inf only: index 0, as torch
 #elif KGEN_OP == 3
   float m, total;
-  if (r.resident || !ONLINE) {  // from registers the two passes cost no memory traffic
+  if (r.resident) {  // from registers: max, then exp in place (one exp per element), then scale
+    m = row_max(r, red);
+    const float mL = m * L2E;
+    Sum s = Sum::none();
+    r.sweep([&](float(&a)[V], int) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        a[e] = exp2f(fmaf(a[e], L2E, -mL));
+        s.v += a[e];
+      }
+    });
+    const float inv = 1.f / group_all(s, red).v;
+    if (r.live) row_write(r, Y + (size_t)row * N, [inv](float a, int) { return a * inv; });
+    return;
+  }
+  if (!ONLINE) {
     m = row_max(r, red);
     const float mL = m * L2E;
     total = row_sum(r, red, [mL](float a) { return exp2f(fmaf(a, L2E, -mL)); });

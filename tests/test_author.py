@@ -11,7 +11,7 @@ from helpers import gpu_workers
 
 from kgen.arch import parse_arch
 from kgen.author import costmodel as model
-from kgen.author import search
+from kgen.author import space as gemm_space
 from kgen.author.mma import MmaParams
 from kgen.author.search import propose
 from kgen.author.simt import SimtParams
@@ -290,7 +290,7 @@ def test_without_timings_the_model_ranks_and_says_so():
 def test_exhausted_space_is_reported(monkeypatch):
     target = arch("sm_90")
     tiny = [SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(64, 64, 16, 4, 4, 2, 4)]
-    monkeypatch.setattr(search, "space", lambda a, d, t: tiny if t == "simt" else [])
+    monkeypatch.setattr(gemm_space, "space", lambda a, d, t: tiny if t == "simt" else [])
     history = tuple(attempt(i + 1, p, verdict="pass", ms=1.0) for i, p in enumerate(tiny))
     found = propose(target, "float32", history)
     assert found.params is None and "exhausted" in found.reason

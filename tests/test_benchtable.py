@@ -66,8 +66,8 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
 
     def run_kernel(source, task, budget):
         runs.append(task.spec.name)
-        return _timed(task.spec, 2.0, 0.5) if task.spec.name == "softmax" else _timed(
-            task.spec, 20.0, 2.0, 0.1, "compute")
+        return _timed(task.spec, 20.0, 2.0, 0.1, "compute") if task.spec.name == "gemm" \
+            else _timed(task.spec, 2.0, 0.5)
 
     monkeypatch.setattr(ops_table, "run_kernel", run_kernel)
     monkeypatch.setattr(ops_table, "torch_times", lambda dtype, names: {
@@ -77,17 +77,21 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
 
     def builtin(task):
         asked.append(task.spec.name)
+        if task.spec.name == "softmax":
+            return _timed(softmax, 1.25, 0.5)
         return _timed(gemm, 4.0, 2.0, 0.5, "compute")
 
-    rows, notes = ops_table.measure_ops(parse_arch("sm_90"), "float32", ["softmax", "gemm"], 0.3,
-                                        builtin)
-    assert runs == ["softmax", "gemm"] and asked == ["gemm"]  # only ops the author can write
+    rows, notes = ops_table.measure_ops(parse_arch("sm_90"), "float32",
+                                        ["softmax", "cumsum", "gemm"], 0.3, builtin)
+    assert runs == ["softmax", "cumsum", "gemm"]
+    assert asked == ["softmax", "gemm"]  # only ops the author can write: no cumsum template
     assert notes == ["gemm: torch.compile failed: X"]
     text = ops_table.table(rows).splitlines()
     assert text[0] == ("| op | bench size | bound by | reference naive | builtin best | "
                        "torch eager | torch.compile |")
     # softmax: the naive kernel at 50% of the roofline bounds it at 1 ms; eager 0.5 ms = 200%
-    assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - | "
+    assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | 2.000 ms (50%) | 1.250 ms (80%) | "
                        "0.500 ms (200%) | 0.400 ms (250%) |")
-    assert text[3].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
+    assert text[3].startswith("| cumsum | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - |")
+    assert text[4].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
                               "4.000 ms (50%) | 2.000 ms (100%) | - |")

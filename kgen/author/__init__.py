@@ -1,1 +1,2 @@
-"""The builtin author's gemm templates (simt, mma), their parameter space, cost model and search."""
+"""The builtin author: templates (gemm: simt, mma, wgmma; memory-bound: elementwise, rowwise,
+transpose), their parameter spaces and cost models, the op -> family registry, and the search."""

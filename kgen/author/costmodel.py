@@ -27,9 +27,10 @@ class Estimate:
                 f"score {self.score:.1f}")
 
 
-def register_scale(seen, p: Params) -> float:
-    """Measured/estimated registers over compiled attempts of p's template (ptxas calibration)."""
-    ratios = [s.registers / estimated_registers(s.params) for s in seen
+def register_scale(seen, p, registers=estimated_registers) -> float:
+    """Measured/estimated registers over compiled attempts of p's template (ptxas calibration);
+    `registers` is the template family's napkin estimate."""
+    ratios = [s.registers / registers(s.params) for s in seen
               if s.registers and s.params.template == p.template]
     return sum(ratios) / len(ratios) if ratios else 1.0
 

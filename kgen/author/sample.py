@@ -10,16 +10,17 @@ from __future__ import annotations
 import random
 
 from kgen.arch import Arch
+from kgen.author.families import GEMM, Family
 from kgen.author.search import Proposal, read_attempt
-from kgen.author.space import space, templates_for
 from kgen.loop.attempt import Attempt
 
 
-def propose_random(arch: Arch, dtype: str, history: tuple[Attempt, ...], seed: int) -> Proposal:
+def propose_random(arch: Arch, dtype: str, history: tuple[Attempt, ...], seed: int,
+                   family: Family = GEMM) -> Proposal:
     """The next untried configuration in this seed's random order of the whole space."""
-    pool = [p for t in templates_for(arch, dtype) for p in space(arch, dtype, t)]
+    pool = [p for t in family.templates(arch, dtype) for p in family.space(arch, dtype, t)]
     random.Random(seed).shuffle(pool)
-    tried = {s.params for a in history if (s := read_attempt(a)) is not None}
+    tried = {s.params for a in history if (s := read_attempt(a, family)) is not None}
     for params in pool:
         if params not in tried:
             return Proposal(params, f"random sample (seed {seed}) of {len(pool)} valid "

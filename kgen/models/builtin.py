@@ -1,5 +1,6 @@
-"""The builtin model: a rule-based kernel author (gemm templates + a search over their parameters)
-and a rule-based fixer. Offline and deterministic; not a language model, and it says so."""
+"""The builtin model: a rule-based kernel author (templates for gemm and the memory-bound ops, and
+a search over their parameters) and a rule-based fixer. Offline and deterministic; not a language
+model, and it says so."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import time
 
 from kgen.arch import Arch
 from kgen.author import fixer
+from kgen.author.families import family_for, why_not
 from kgen.author.sample import propose_random
 from kgen.author.search import Proposal, propose
-from kgen.author.space import render, templates_for
 from kgen.loop.attempt import Attempt
 from kgen.loop.task import Task
 from kgen.models.base import Reply, Request
@@ -19,7 +20,7 @@ ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
 
 
 class BuiltinModel:
-    """Writes gemm kernels from its own templates, choosing each next one from the history."""
+    """Writes kernels from its own templates, choosing each next one from the history."""
 
     name = "builtin"
     is_language_model = False
@@ -53,32 +54,35 @@ class RandomAuthorModel:
 
     def complete(self, request: Request) -> Reply:
         started = time.monotonic()
-        text, give_up = author_reply(request.task, request.history, lambda arch, dtype, history:
-                                     propose_random(arch, dtype, history, self.seed))
+        text, give_up = author_reply(request.task, request.history,
+                                     lambda arch, dtype, history, family:
+                                     propose_random(arch, dtype, history, self.seed, family))
         return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
 
 
 def can_write(spec: OpSpec | None, dtype: str, arch: Arch) -> bool:
     """Whether the builtin author has a template for this op, dtype and arch (author_reply and
     `make bench`'s ops table ask the same question)."""
-    return spec is not None and spec.name == "gemm" and bool(templates_for(arch, dtype))
+    family = family_for(spec)
+    return family is not None and bool(family.templates(arch, dtype))
 
 
 def author_reply(task: Task, history: tuple[Attempt, ...],
                  strategy=propose) -> tuple[str, str | None]:
-    """The next gemm candidate with its reason, or a give-up message; `strategy(arch, dtype,
-    history) -> Proposal` picks the configuration (the search, or random sampling)."""
-    op = task.spec.name if task.spec else "(no op)"
+    """The next candidate with its reason, or a give-up message; `strategy(arch, dtype, history,
+    family) -> Proposal` picks the configuration (the search, or random sampling)."""
     dtype = task.dtype or "float32"
-    if not can_write(task.spec, dtype, task.arch) and op != "gemm":
-        return "", (f"the builtin author only writes gemm kernels (asked for {op}); {ADVICE}")
-    if not templates_for(task.arch, dtype):
-        return "", (f"the builtin author has no gemm template for {dtype} on {task.arch.name}; "
-                    f"{ADVICE}")
-    proposal: Proposal = strategy(task.arch, dtype, history)
+    family = family_for(task.spec)
+    if family is None:
+        return "", f"{why_not(task.spec)}; {ADVICE}"
+    if not family.templates(task.arch, dtype):
+        assert task.spec is not None
+        return "", (f"the builtin author has no {task.spec.name} template for {dtype} on "
+                    f"{task.arch.name}; {ADVICE}")
+    proposal: Proposal = strategy(task.arch, dtype, history, family)
     if proposal.params is None:
         return "", f"{proposal.reason}; {ADVICE} to search further"
-    source = render(proposal.params, dtype)
+    source = family.render(proposal.params, dtype, task.arch)
     how = "search" if strategy is propose else "random sampling"
     text = (f"builtin author (rule-based templates + {how}, not a language model): "
             f"{proposal.params.template} template for {dtype} on {task.arch.name}.\n\n"

@@ -1,0 +1,114 @@
+"""The elementwise template's parameters and rendering (the CUDA is templates/elementwise.cu):
+GELU (tanh form), SiLU and bias + ReLU over a flat M x N tensor, float32 math for every dtype.
+
+Parameters: threads per block; vec elements per access (16 bytes at most); ept accesses in flight
+per thread per step; waves (0: the grid covers the tensor once; k: at most SMS * k blocks that
+stride over it); hint (1: evict-first loads and stores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgen.arch import Arch
+from kgen.author import memcost, memspace
+from kgen.author.common import contract_header, fill
+from kgen.dtypes import DTYPES
+
+TEMPLATE = "elementwise"
+OPS = {"gelu": 0, "silu": 1, "bias_relu": 2}
+_XY = (("X", "input", memspace.MN, None), ("Y", "output", memspace.MN, None))
+SIGNATURES = {
+    "gelu": (memspace.MN, _XY, ()),
+    "silu": (memspace.MN, _XY, ()),
+    "bias_relu": (memspace.MN, (_XY[0], ("bias", "weight", ("N",), None), _XY[1]), ()),
+}
+_WHAT = {"gelu": "GELU (tanh form, as x * sigmoid(2u))", "silu": "SiLU (x * sigmoid(x))",
+         "bias_relu": "relu(X + bias[column])"}
+
+
+@dataclass(frozen=True)
+class EwParams:
+    op: str = "gelu"
+    threads: int = 256
+    vec: int = 4  # elements per access
+    ept: int = 2  # accesses in flight per thread per step
+    waves: int = 0  # 0: one step per block; k: grid capped at SMS * k, grid-stride
+    hint: int = 0  # 1: evict-first (__ldcs/__stcs)
+
+    template = TEMPLATE
+    smem_bytes = 0
+
+    @property
+    def choices(self) -> str:
+        return memspace.choices_of(TEMPLATE, self)
+
+    @property
+    def per_block(self) -> int:
+        """Elements one block covers per step."""
+        return self.vec * self.threads * self.ept
+
+
+PARAMS = EwParams
+
+
+def axes(dtype: str, op: str) -> dict[str, tuple[int, ...]]:
+    size = DTYPES[dtype].size
+    return {"threads": (128, 256, 512), "vec": tuple(v for v in (1, 2, 4, 8) if v * size <= 16
+                                                     and v * size >= 4),
+            "ept": (1, 2, 4, 8), "waves": (0, 2, 4, 8, 16), "hint": (0, 1)}
+
+
+def registers(p: EwParams) -> int:
+    """Napkin: the values in flight, an address per access (and the bias's), at or above what
+    ptxas 13.0 uses without a cap on sm_90 (float16 gelu, 8 x 8 halves in flight: 104 vs 100)."""
+    return min(255, 24 + p.ept * p.vec + (4 if p.op == "bias_relu" else 2) * p.ept)
+
+
+def problems(p: EwParams, arch: Arch, dtype: str) -> list[str]:
+    out = []
+    if p.vec * DTYPES[dtype].size > 16:
+        out.append(f"{p.vec} x {dtype} is more than one 16-byte access")
+    if registers(p) * p.threads > arch.facts.registers_per_sm:
+        out.append("not even one block fits the register file")
+    return out
+
+
+def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[EwParams, str]:
+    size = DTYPES[dtype].size
+    p = EwParams(op, threads=256, vec=16 // size, ept=2, waves=0, hint=0)
+    in_flight = arch.facts.max_threads_per_sm * p.ept * 16 // 1024
+    return p, (f"256 threads per block, 16-byte accesses ({p.vec} x {dtype}), 2 accesses in "
+               "flight per thread, one step per block (no grid-stride loop): at full occupancy "
+               f"that is {in_flight} KiB of loads in flight per SM, more than DRAM needs to "
+               "stay busy (bandwidth x latency / SMs ~ 36 KB on an H200)")
+
+
+def estimate(p: EwParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.0
+             ) -> memcost.MemEstimate:
+    width = p.vec * DTYPES[dtype].size
+    regs = round(registers(p) * reg_scale)
+    # A grid-stride loop costs a few instructions per step; streaming hints are left to timing.
+    factor = 1.0 if p.waves == 0 else 0.995
+    return memcost.estimate(arch, p.threads, regs, 0, width * p.ept, width, factor)
+
+
+def render(p: EwParams, dtype: str, arch: Arch) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch."""
+    info = DTYPES[dtype]
+    name = f"{p.op}_ew_{info.short}"
+    steps = f"cdiv(M*N, {p.per_block})"
+    grid = f"min({steps}, SMS*{p.waves})" if p.waves else steps
+    args = "X, bias, Y, M, N" if p.op == "bias_relu" else "X, Y, M, N"
+    launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
+    stride = (f"at most {p.waves} blocks per SM, striding over the tensor" if p.waves
+              else "one step per block")
+    about = (f"Elementwise {_WHAT[p.op]}: {p.threads} threads, {p.vec} x {dtype} per access, "
+             f"{p.ept} accesses in flight per thread, {stride}"
+             f"{', evict-first loads/stores' if p.hint else ''}; float32 math; any M, N.")
+    params = ((f"#include <{info.header}>\n" if info.header else "")
+              + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
+              f"constexpr int THREADS = {p.threads}, VEC = {p.vec}, EPT = {p.ept}, "
+              f"HINT = {p.hint}, MIN_BLOCKS = "
+              f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
+    return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

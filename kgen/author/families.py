@@ -1,0 +1,170 @@
+"""Which template family writes which op: gemm (simt, mma, wgmma), elementwise (gelu, silu,
+bias_relu), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm) and transpose.
+
+A family is what the search needs to know about one op's templates: the templates for an
+arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
+napkin registers, a cost model for ranking without timings, rendering, and reading a `choices`
+line back. The memory-bound families are bound to the op's spec (its name picks the kernel, its
+first bench size the default); each checks that the spec has the tensors its template is written
+for, so a user's op that merely shares a name is not written with the wrong signature.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from types import ModuleType
+from typing import Any, Protocol
+
+from kgen.arch import Arch
+from kgen.author import costmodel, elementwise, memspace, rowwise, transpose
+from kgen.author import space as gemm_space
+from kgen.spec import OpSpec
+
+KINDS: tuple[ModuleType, ...] = (elementwise, rowwise, transpose)
+MEMORY_DTYPES = ("float32", "float16", "bfloat16")
+
+
+class Family(Protocol):
+    name: str
+
+    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]: ...
+    def space(self, arch: Arch, dtype: str, template: str) -> list[Any]: ...
+    def first(self, arch: Arch, dtype: str) -> tuple[Any, str]: ...
+    def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]: ...
+    def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]: ...
+    def registers(self, p: Any) -> int: ...
+    def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any: ...
+    def render(self, p: Any, dtype: str, arch: Arch) -> str: ...
+    def parse(self, text: str) -> Any | None: ...
+
+
+class GemmFamily:
+    """The gemm templates, exactly as kgen.author.space and costmodel define them."""
+
+    name = "gemm"
+
+    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
+        return gemm_space.templates_for(arch, dtype)
+
+    def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
+        return gemm_space.space(arch, dtype, template)
+
+    def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
+        p = gemm_space.default(arch, dtype)
+        return p, (f"first candidate: the default for {dtype} on {arch.name}, the best measured "
+                   f"starting point that fits its limits ({p.choices}: {p.threads} threads, "
+                   f"{p.smem_bytes} bytes shared memory){_wgmma_note(arch, dtype)}")
+
+    def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]:
+        return gemm_space.problems(p, arch, dtype)
+
+    def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]:
+        return gemm_space.neighbours(p, arch, dtype)
+
+    def registers(self, p: Any) -> int:
+        return gemm_space.estimated_registers(p)
+
+    def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
+        return costmodel.estimate(p, arch, reg_scale)
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        return gemm_space.render(p, dtype)
+
+    def parse(self, text: str) -> Any | None:
+        return gemm_space.parse_choices(text)
+
+
+def _wgmma_note(arch: Arch, dtype: str) -> str:
+    """On plain sm_90, say why the Hopper template is not used."""
+    if arch.major_minor == 90 and not gemm_space.wgmma_ready(arch) \
+            and "mma" in gemm_space.templates_for(arch, dtype):
+        return ("; wgmma (Hopper's fastest tensor-core path) needs the arch-specific target: "
+                "pass --arch sm_90a to use it, sm_90 keeps mma.sync")
+    return ""
+
+
+class MemFamily:
+    """One memory-bound template (a module such as kgen.author.rowwise) bound to one op."""
+
+    def __init__(self, kind: ModuleType, spec: OpSpec):
+        self.kind, self.spec, self.op = kind, spec, spec.name
+        self.name = kind.TEMPLATE
+        self.row = memspace.row_length(spec)
+        self._has_op = any(f.name == "op" for f in dataclasses.fields(kind.PARAMS))
+
+    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
+        ok = dtype in MEMORY_DTYPES and dtype in self.spec.dtypes
+        return (self.kind.TEMPLATE,) if ok else ()
+
+    def _make(self, **values: int) -> Any:
+        return self.kind.PARAMS(op=self.op, **values) if self._has_op else \
+            self.kind.PARAMS(**values)
+
+    def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
+        if template not in self.templates(arch, dtype):
+            return []
+        return memspace.space(self._make, self.kind.axes(dtype, self.op),
+                              lambda p: not self.problems(p, arch, dtype))
+
+    def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
+        p, why = self.kind.first(arch, dtype, self.row, self.op)
+        return p, (f"first candidate: the default of the {self.name} template for {self.op} in "
+                   f"{dtype} on {arch.name} ({p.choices}): {why}")
+
+    def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]:
+        return self.kind.problems(p, arch, dtype)
+
+    def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]:
+        return memspace.neighbours(p, self.kind.axes(dtype, self.op),
+                                   lambda q: not self.problems(q, arch, dtype))
+
+    def registers(self, p: Any) -> int:
+        return self.kind.registers(p)
+
+    def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
+        return self.kind.estimate(p, arch, dtype, self.row, reg_scale)
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        """MIN_BLOCKS (the register cap ptxas is given) depends on the arch's SM."""
+        return self.kind.render(p, dtype, arch)
+
+    def parse(self, text: str) -> Any | None:
+        p = memspace.parse_params(self.kind.PARAMS, self.kind.TEMPLATE, text)
+        if p is None or (self._has_op and p.op != self.op):
+            return None
+        return p
+
+
+GEMM = GemmFamily()
+WRITTEN_OPS: tuple[str, ...] = ("gemm",) + tuple(op for kind in KINDS for op in kind.OPS)
+
+
+def family_for(spec: OpSpec | None) -> Family | None:
+    """The family that writes this op, or None (see `why_not`)."""
+    if spec is None:
+        return None
+    if spec.name == "gemm":
+        return GEMM
+    kind = _kind_of(spec.name)
+    if kind is None or memspace.signature(spec) != kind.SIGNATURES[spec.name]:
+        return None
+    return MemFamily(kind, spec)
+
+
+def why_not(spec: OpSpec | None) -> str:
+    """Why no family writes this op, in one sentence."""
+    written = ", ".join(WRITTEN_OPS)
+    if spec is None:
+        return f"there is no op to write (the builtin author writes {written})"
+    kind = _kind_of(spec.name)
+    if kind is None:
+        return (f"the builtin author has no template for {spec.name} (it writes {written})")
+    sizes, tensors, params = kind.SIGNATURES[spec.name]
+    want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
+    return (f"the builtin author's {spec.name} template is for the shipped op ({want}"
+            f"{'; params ' + ', '.join(params) if params else ''}), and this spec's tensors, "
+            f"sizes or parameters differ (it writes {written})")
+
+
+def _kind_of(op: str) -> ModuleType | None:
+    return next((kind for kind in KINDS if op in kind.OPS), None)

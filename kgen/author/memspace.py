@@ -1,0 +1,96 @@
+"""What the memory-bound families (elementwise, rowwise, transpose) share: their `choices` text
+and reading it back, the op signature each template is written for, the valid space over a
+family's axes, one-step neighbours, and the row length a default is chosen for.
+
+A configuration is a frozen dataclass whose fields are its parameters (`op` first where a
+template serves several ops); `choices` writes every field, `template=NAME k=v ...`, so the
+history can name each configuration exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kgen.spec import OpSpec
+
+Signature = tuple[tuple[str, str, tuple[str, ...], str | None], ...]  # name, role, shape, dtype
+
+# The shapes the templates are written for: M x N row-major, the last dim contiguous.
+MN = ("M", "N")
+
+
+def choices_of(template: str, p: Any) -> str:
+    return f"template={template} " + " ".join(f"{f.name}={getattr(p, f.name)}"
+                                              for f in dataclasses.fields(p))
+
+
+_PAIR = re.compile(r"(\w+)=([\w.]+)")
+
+
+def parse_params(cls: type, template: str, text: str) -> Any | None:
+    """The configuration a `choices` text names, or None when it is not exactly one of cls."""
+    m = re.search(rf"\btemplate={template}\b(?P<rest>.*)", text or "")
+    if not m:
+        return None
+    pairs = dict(_PAIR.findall(m.group("rest").splitlines()[0] if m.group("rest") else ""))
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in pairs:
+            return None
+        raw = pairs[f.name]
+        if f.type in ("int", int):
+            if not raw.isdigit():
+                return None
+            values[f.name] = int(raw)
+        else:
+            values[f.name] = raw
+    return cls(**values)
+
+
+def signature(spec: OpSpec) -> tuple[tuple[str, ...], Signature, tuple[str, ...]]:
+    """Sizes, tensors (name, role, shape, fixed dtype) and parameter names of a spec."""
+    return (spec.sizes, tuple((t.name, t.role, t.shape, t.dtype) for t in spec.tensors),
+            tuple(p.name for p in spec.params))
+
+
+def space(make: Callable[..., Any], axes: dict[str, tuple[int, ...]],
+          valid: Callable[[Any], bool]) -> list[Any]:
+    """Every valid configuration over the axes, in a fixed order (the search is deterministic)."""
+    found = []
+    for values in itertools.product(*axes.values()):
+        p = make(**dict(zip(axes, values, strict=True)))
+        if valid(p):
+            found.append(p)
+    return found
+
+
+def neighbours(p: Any, axes: dict[str, tuple[int, ...]], valid: Callable[[Any], bool]
+               ) -> list[Any]:
+    """Valid configurations one step away along one axis."""
+    out = []
+    for name, values in axes.items():
+        here = getattr(p, name)
+        if here not in values:
+            continue
+        i = values.index(here)
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(values):
+                q = dataclasses.replace(p, **{name: values[j]})
+                if valid(q):
+                    out.append(q)
+    return out
+
+
+def row_length(spec: OpSpec | None, default: int = 4096) -> int:
+    """N at the op's first bench size (the size a default is chosen for), else `default`."""
+    if spec is not None and spec.bench_sizes and "N" in spec.bench_sizes[0]:
+        return int(spec.bench_sizes[0]["N"])
+    return default
+
+
+def pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())

@@ -1,0 +1,176 @@
+"""The row-wise template's parameters and rendering (the CUDA is templates/rowwise.cu): sum, max,
+argmax (int64, first index on ties), softmax, layernorm and rmsnorm over the last dim of X[M,N].
+
+Parameters: tpr threads per row (32: a warp per row; more: the block's warps share it through
+shared memory); rpb rows per block; vec elements per access (16 bytes at most); cache accesses a
+thread holds per chunk (a row of N <= tpr * vec * cache is read once and kept in registers);
+online (softmax and layernorm rows too long to keep: one statistics pass instead of two).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgen.arch import Arch
+from kgen.author import memcost, memspace
+from kgen.author.common import contract_header, fill
+from kgen.dtypes import DTYPES
+
+TEMPLATE = "rowwise"
+OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm": 5}
+REDUCTIONS = ("sum", "max", "argmax")  # one pass, one value per row
+ONLINE_OPS = ("softmax", "layernorm")  # where one-pass statistics differ from two passes
+_X = ("X", "input", memspace.MN, None)
+_Y = ("Y", "output", memspace.MN, None)
+_W = ("weight", "weight", ("N",), None)
+SIGNATURES = {
+    "sum": (memspace.MN, (_X, ("Y", "output", ("M",), None)), ()),
+    "max": (memspace.MN, (_X, ("Y", "output", ("M",), None)), ()),
+    "argmax": (memspace.MN, (_X, ("I", "output", ("M",), "int64")), ()),
+    "softmax": (memspace.MN, (_X, _Y), ()),
+    "layernorm": (memspace.MN, (_X, _W, ("bias", "weight", ("N",), None), _Y), ("eps",)),
+    "rmsnorm": (memspace.MN, (_X, _W, _Y), ("eps",)),
+}
+ARGS = {"sum": "X, Y, M, N", "max": "X, Y, M, N", "argmax": "X, I, M, N",
+        "softmax": "X, Y, M, N", "layernorm": "X, weight, bias, Y, M, N, eps",
+        "rmsnorm": "X, weight, Y, M, N, eps"}
+# Napkin registers: a base per op plus the cached values (at least 3 per access: each keeps its
+# own address and guard) plus a quarter of the values, fitted so that it is at or above what
+# ptxas 13.0 uses without a cap on sm_90 across vec 1-8 and cache 1-16 (float32 softmax with
+# 4 float4s per thread: 48 against ptxas's 38; with 8 scalars: 54 against 48).
+_OVERHEAD = {"sum": 24, "max": 24, "argmax": 28, "softmax": 28, "layernorm": 36, "rmsnorm": 28}
+
+
+@dataclass(frozen=True)
+class RowParams:
+    op: str = "softmax"
+    tpr: int = 256  # threads per row
+    rpb: int = 1  # rows per block
+    vec: int = 4  # elements per access
+    cache: int = 4  # accesses per thread per chunk
+    online: int = 1  # streamed softmax/layernorm rows: one statistics pass (1) or two (0)
+
+    template = TEMPLATE
+
+    @property
+    def threads(self) -> int:
+        return self.tpr * self.rpb
+
+    @property
+    def smem_bytes(self) -> int:
+        """Static shared memory: one 16-byte reduction state per warp."""
+        return self.threads // 32 * 16
+
+    @property
+    def chunk(self) -> int:
+        """Elements a row group holds at once (a row up to this long is read once)."""
+        return self.tpr * self.vec * self.cache
+
+    @property
+    def choices(self) -> str:
+        return memspace.choices_of(TEMPLATE, self)
+
+
+PARAMS = RowParams
+
+
+def axes(dtype: str, op: str) -> dict[str, tuple[int, ...]]:
+    size = DTYPES[dtype].size
+    return {"tpr": (32, 64, 128, 256, 512, 1024), "rpb": (1, 2, 4, 8),
+            "vec": tuple(v for v in (1, 2, 4, 8) if 4 <= v * size <= 16),
+            "cache": (1, 2, 4, 8, 16), "online": (1, 0) if op in ONLINE_OPS else (0,)}
+
+
+def registers(p: RowParams) -> int:
+    values = p.cache * p.vec
+    return min(255, _OVERHEAD[p.op] + max(values, 3 * p.cache) + values // 4)
+
+
+def problems(p: RowParams, arch: Arch, dtype: str) -> list[str]:
+    out = []
+    if not 64 <= p.threads <= 1024:
+        out.append(f"{p.threads} threads per block (64 to 1024)")
+    if p.vec * DTYPES[dtype].size > 16:
+        out.append(f"{p.vec} x {dtype} is more than one 16-byte access")
+    if p.cache * p.vec > 64:
+        out.append(f"{p.cache * p.vec} cached values per thread would not fit in registers")
+    # __launch_bounds__(threads) caps registers at registers_per_sm / threads: beyond, spills.
+    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8)
+    if registers(p) > cap:
+        out.append(f"~{registers(p)} registers per thread, over the {cap} a block of "
+                   f"{p.threads} can have")
+    if p.online and p.op not in ONLINE_OPS:
+        out.append(f"online statistics are for {' and '.join(ONLINE_OPS)}")
+    return out
+
+
+# A default thread holds 16 values (64 bytes of float32 math) per chunk: enough loads in flight,
+# few enough registers (ptxas on sm_90: 32-48) for 5-8 blocks of 256 threads per SM.
+VALUES = 16
+
+
+def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
+    vec = 16 // DTYPES[dtype].size
+    cache = max(1, VALUES // vec)
+    if op in REDUCTIONS:
+        if n >= 16384:
+            return RowParams(op, 256, 1, vec, cache, 0), (
+                f"rows of {n} (the first bench size) are long: a 256-thread block per row, "
+                f"each thread with {cache} 16-byte loads in flight, one shared-memory combine "
+                "per row")
+        return RowParams(op, 32, 8, vec, cache, 0), (
+            f"each row of {n} (the first bench size) is read once: a warp per row reduces with "
+            f"shuffles only (no barrier), 8 rows per 256-thread block, {cache} 16-byte loads in "
+            "flight per lane")
+    tpr = min(1024, max(32, memspace.pow2_at_least(-(-n // (vec * cache)))))
+    cache = min(16, memspace.pow2_at_least(-(-n // (tpr * vec))))  # more only past 1024 threads
+    online = int(op in ONLINE_OPS)
+    p = RowParams(op, tpr, max(1, 256 // tpr), vec, cache, online)
+    while problems(p, arch, dtype) and p.cache > 1:
+        p = RowParams(op, tpr, p.rpb, vec, p.cache // 2, online)
+    where = (f"so a row of {n} (the first bench size) is read from DRAM once and kept in "
+             "registers for the output pass" if n <= p.chunk else
+             f"streaming rows of {n} chunk by chunk with one-pass (online) statistics")
+    return p, (f"{tpr} threads per row ({p.rpb} row(s) per block), 16-byte accesses, {p.cache} "
+               f"per thread, {where}")
+
+
+def estimate(p: RowParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.0
+             ) -> memcost.MemEstimate:
+    width = p.vec * DTYPES[dtype].size
+    regs = round(registers(p) * reg_scale)
+    span = p.tpr * p.vec  # elements one sweep of the row group covers
+    used = n / (span * -(-n // span))  # lanes idle past the end of short rows
+    passes = 1 if p.op in REDUCTIONS or n <= p.chunk else (
+        2 if p.online or p.op == "rmsnorm" else 3)
+    # Re-reads come from L2, not DRAM, but still cost; a barrier per combine when warps share a
+    # row, and few rows in flight per SM leave it idle at each combine.
+    factor = used * 0.92 ** (passes - 1) * (0.97 if p.tpr > 32 else 1.0)
+    blocks = memcost.blocks_per_sm(arch, p.threads, regs, p.smem_bytes)
+    if blocks * p.rpb < 4:
+        factor *= 0.9
+    note = f"{passes} read(s) of each row, {used:.0%} of lanes busy at N={n}"
+    return memcost.estimate(arch, p.threads, regs, p.smem_bytes, width * p.cache, width, factor,
+                            note)
+
+
+def render(p: RowParams, dtype: str, arch: Arch) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch."""
+    info = DTYPES[dtype]
+    name = f"{p.op}_row_{info.short}"
+    launch = (f"{name} grid=(cdiv(M, {p.rpb})) block=({p.threads}) smem=0 "
+              f"args=({ARGS[p.op]})")
+    who = "a warp" if p.tpr == 32 else f"{p.tpr} threads"
+    stats = ""
+    if p.op in ONLINE_OPS:
+        stats = "; longer rows: " + ("one-pass (online) statistics" if p.online
+                                     else "two statistics passes")
+    about = (f"Row-wise {p.op}: {who} per row, {p.rpb} row(s) per block, {p.vec} x {dtype} per "
+             f"access, {p.cache} accesses per thread per chunk (rows up to {p.chunk} stay in "
+             f"registers){stats}; float32 math; any M, N.")
+    params = ((f"#include <{info.header}>\n" if info.header else "")
+              + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
+              f"constexpr int TPR = {p.tpr}, RPB = {p.rpb}, VEC = {p.vec}, CACHE = {p.cache}, "
+              f"ONLINE = {p.online}, MIN_BLOCKS = "
+              f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
+    return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

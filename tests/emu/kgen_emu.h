@@ -1,0 +1,143 @@
+// A CPU stand-in for the small part of CUDA C++ the builtin memory-bound templates use, so their
+// kernels can run under g++ (with AddressSanitizer) in tests on machines without a GPU.
+// Every CUDA thread of a block is a ucontext coroutine; a barrier (__syncthreads, and each
+// __shfl_xor_sync, which exchanges values through a slot per thread) switches back to the
+// scheduler, which runs the block's threads in lockstep from barrier to barrier and fails loudly
+// when they disagree (one thread at a barrier, another at a shuffle or already finished).
+// Blocks run one after another; __shared__ variables are function statics.
+#pragma once
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include <functional>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+struct uint4 {
+  unsigned x, y, z, w;
+};
+struct uint2 {
+  unsigned x, y;
+};
+
+namespace emu {
+inline dim3 tid, bid, bdim, gdim;
+struct Thread {
+  ucontext_t ctx;
+  std::vector<char> stack;
+  bool done = false;
+  int at = -1;  // the barrier kind it waits at: 0 __syncthreads, 1 shuffle
+};
+inline ucontext_t scheduler;
+inline std::vector<Thread> threads;
+inline int current = 0;
+inline std::function<void()> kernel;
+inline uint64_t slots[1024];
+
+inline void barrier(int kind) {
+  threads[current].at = kind;
+  swapcontext(&threads[current].ctx, &scheduler);
+}
+inline int linear() { return (int)(tid.x + bdim.x * (tid.y + bdim.y * tid.z)); }
+
+inline void entry() {
+  kernel();
+  threads[current].done = true;
+}
+
+inline void fail(const char* what) {
+  fprintf(stderr, "emu: %s (block %u,%u)\n", what, bid.x, bid.y);
+  exit(3);
+}
+
+inline void run_block(int count) {
+  for (int i = 0; i < count; ++i) {
+    Thread& t = threads[i];
+    t.done = false;
+    t.at = -1;
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = t.stack.data();
+    t.ctx.uc_stack.ss_size = t.stack.size();
+    t.ctx.uc_link = &scheduler;
+    makecontext(&t.ctx, entry, 0);
+  }
+  for (;;) {
+    int waiting = 0, finished = 0, kind = -1;
+    for (int i = 0; i < count; ++i) {
+      if (threads[i].done) continue;
+      current = i;
+      tid = {(unsigned)i % bdim.x, (unsigned)i / bdim.x % bdim.y, (unsigned)i / (bdim.x * bdim.y)};
+      threads[i].at = -1;
+      swapcontext(&scheduler, &threads[i].ctx);
+    }
+    for (int i = 0; i < count; ++i) {
+      if (threads[i].done) {
+        ++finished;
+        continue;
+      }
+      ++waiting;
+      if (kind >= 0 && threads[i].at != kind) fail("threads wait at different barriers");
+      kind = threads[i].at;
+    }
+    if (!waiting) return;
+    if (finished) fail("some threads finished while others wait at a barrier");
+  }
+}
+
+inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
+  const int count = (int)(block.x * block.y * block.z);
+  if (count > 1024) fail("more than 1024 threads per block");
+  if ((int)threads.size() < count) threads.resize(count);
+  for (auto& t : threads)
+    if (t.stack.empty()) t.stack.resize(256 * 1024);
+  kernel = fn;
+  bdim = block;
+  gdim = grid;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        bid = {x, y, z};
+        run_block(count);
+      }
+}
+}  // namespace emu
+
+#define threadIdx (emu::tid)
+#define blockIdx (emu::bid)
+#define blockDim (emu::bdim)
+#define gridDim (emu::gdim)
+#define __syncthreads() emu::barrier(0)
+
+template <class V> inline V __shfl_xor_sync(unsigned, V v, int offset) {
+  static_assert(sizeof(V) <= 8, "one register");
+  const int me = emu::linear();
+  uint64_t bits = 0;
+  memcpy(&bits, &v, sizeof(V));
+  emu::slots[me] = bits;
+  emu::barrier(1);
+  const int other = (me & ~31) | ((me & 31) ^ offset);
+  V out;
+  memcpy(&out, &emu::slots[other], sizeof(V));
+  emu::barrier(1);
+  return out;
+}
+
+template <class R> inline R __ldcs(const R* p) { return *p; }
+template <class R> inline void __stcs(R* p, R v) { *p = v; }
+inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __fdividef(float x, float y) { return x / y; }

@@ -1,0 +1,151 @@
+"""Run a builtin memory-bound kernel on the CPU: the rendered .cu, compiled by g++ against the
+stand-in headers in tests/emu/ (threads as coroutines, barriers and shuffles in lockstep) with
+AddressSanitizer, launched per its own contract. No GPU, no nvcc: the kernel's index math, edge
+guards, reductions and tie rules run as written, on small sizes."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from kgen.contract import SMS
+from kgen.loop.candidate import parse_contract
+from kgen.spec import OpSpec
+
+EMU = Path(__file__).resolve().parent / "emu"
+HAVE_GXX = shutil.which("g++") is not None
+CTYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16",
+          "int64": "long long"}
+EMULATED_SMS = 3  # a small GPU, so grid-stride loops go round
+
+
+def to_bits(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Values as the bytes a kernel of this dtype reads (bfloat16: float32 rounded to nearest)."""
+    if dtype == "bfloat16":
+        u = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return values.astype({"float32": np.float32, "float16": np.float16, "int64": np.int64}[dtype])
+
+
+def from_bits(raw: bytes, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        return (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32) \
+            .astype(np.float64)
+    kind = {"float32": np.float32, "float16": np.float16, "int64": np.int64}[dtype]
+    out = np.frombuffer(raw, kind)
+    return out if dtype == "int64" else out.astype(np.float64)
+
+
+def stored(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The values the kernel actually sees, as float64 (after rounding to the dtype)."""
+    return from_bits(to_bits(values, dtype).tobytes(), dtype).reshape(values.shape)
+
+
+def _main(kernel: str, spec: OpSpec, dtype: str, args: tuple[str, ...], offset: int) -> str:
+    """A main() that reads every tensor from argv files, launches, writes the outputs back."""
+    tensors = {t.name: t for t in spec.tensors}
+    params = {p.name for p in spec.params}
+    lines, call = [], []
+    for i, t in enumerate(spec.tensors):
+        ctype = CTYPES[spec.tensor_dtype(t, dtype)]
+        lines.append(f"  {ctype}* {t.name} = ({ctype}*)load(argv[{i + 1}], {offset} * "
+                     f"sizeof({ctype}));")
+    for name in args:
+        if name in tensors:
+            call.append(name)
+        elif name in params:
+            call.append(f"(float)atof(getenv(\"KGEN_{name}\"))")
+        else:
+            call.append(f"atoi(getenv(\"KGEN_{name}\"))")
+    writes = "\n".join(f"  save(argv[{i + 1}], {t.name});"
+                       for i, t in enumerate(spec.tensors) if t.role == "output")
+    return f"""
+// The file's bytes after `pad` bytes of slack at the front (so the data can start misaligned);
+// AddressSanitizer watches the end of each buffer exactly.
+static void* load(const char* path, long pad) {{
+  FILE* f = fopen(path, "rb");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* buf = (char*)malloc(n + pad);
+  if (fread(buf + pad, 1, n, f) != (size_t)n) exit(4);
+  fclose(f);
+  return buf + pad;
+}}
+static void save(const char* path, void* p) {{
+  FILE* f = fopen(path, "rb");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  f = fopen(path, "wb");
+  fwrite(p, 1, n, f);
+  fclose(f);
+}}
+int main(int argc, char** argv) {{
+  (void)argc;
+{chr(10).join(lines)}
+  dim3 grid{{(unsigned)atoi(getenv("KGEN_GX")), (unsigned)atoi(getenv("KGEN_GY")), 1}};
+  dim3 block{{(unsigned)atoi(getenv("KGEN_BX")), (unsigned)atoi(getenv("KGEN_BY")), 1}};
+  emu::launch(grid, block, [&] {{ {kernel}({", ".join(call)}); }});
+{writes}
+  return 0;
+}}
+"""
+
+
+def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool) -> Path:
+    """The emulator binary for this source (cached by content under `work`)."""
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    (launch,) = contract.launches
+    main = _main(launch.kernel, spec, dtype, launch.args, 1 if misaligned else 0)
+    text = source + main
+    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    binary = work / f"emu-{key}"
+    if binary.exists():
+        return binary
+    path = work / f"{key}.cpp"
+    path.write_text(text)
+    done = subprocess.run(["g++", "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined",
+                           "-fno-sanitize-recover=undefined", "-Wno-unknown-pragmas",
+                           "-include", str(EMU / "kgen_emu.h"), "-I", str(EMU), "-x", "c++",
+                           str(path), "-o", str(binary)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return binary
+
+
+def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np.ndarray],
+        work: Path, misaligned: bool = False) -> dict[str, np.ndarray]:
+    """Launch the kernel per its contract at `sizes`; the outputs as float64 (int64 as is)."""
+    contract, _ = parse_contract(source, spec)
+    assert contract is not None
+    (launch,) = contract.launches
+    values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
+    grid, block, _ = launch.dims(values)
+    binary = build(source, spec, dtype, work, misaligned)
+    files = []
+    for t in spec.tensors:
+        path = work / f"{binary.name}-{t.name}.bin"
+        tdtype = spec.tensor_dtype(t, dtype)
+        if t.role == "output":
+            count = int(np.prod(spec.shape(t, sizes)))
+            path.write_bytes(np.zeros(count * (8 if tdtype == "int64" else 4 if tdtype ==
+                                               "float32" else 2), np.uint8).tobytes())
+        else:
+            path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
+        files.append(str(path))
+    env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
+           "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
+           "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
+           **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
+           **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
+    done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
+            .reshape(spec.shape(t, sizes))
+            for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}

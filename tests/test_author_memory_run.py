@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from emulate import HAVE_GXX, run, stored
+from helpers import gpu_workers
 from memref import draw, problems, reference
 
 from kgen.arch import parse_arch
@@ -130,7 +131,7 @@ def _evaluate(op: str, dtype: str, options):
     contract, issues = parse_contract(source, spec)
     compiled = compile_source(source, target)
     assert contract is not None and compiled.ok, (issues, compiled.summary)
-    result = evaluate(compiled, contract, spec, target, options=options)
+    result = evaluate(compiled, contract, spec, target, options=options, workers=gpu_workers())
     assert result is not None
     print(f"{op} {dtype} {p.choices}: {result.verdict} {result.message}\n{result.describe()}")
     return result

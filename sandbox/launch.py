@@ -241,7 +241,8 @@ class Runner:
         for call in calls:
             try:
                 if call.cluster:
-                    driver.launch_with_cluster(call.func.ptr, call.grid, call.block, call.smem,
+                    driver.launch_with_cluster(_function_handle(call.func), call.grid,
+                                               call.block, call.smem,
                                                stream.ptr if stream is not None else 0,
                                                call.cluster, [_as_ctypes(a) for a in call.args])
                 else:
@@ -287,6 +288,12 @@ def _tensor_map(arg: TensorMapArg, data: Any, values: Entry, kernel: str) -> byt
     return driver.encode_tensor_map(data.data_ptr(), dtype, tuple(data.shape),
                                     arg.box_dims(values), arg.swizzle,
                                     f"for {arg.tensor} in launch {kernel}")
+
+
+def _function_handle(func: Any) -> int:
+    """The CUfunction behind a cupy kernel (RawKernel keeps it as .kernel.ptr; Function as .ptr)."""
+    inner = getattr(func, "kernel", func)
+    return int(inner.ptr)
 
 
 def _as_numpy(arg: tuple[str, Any]) -> Any:

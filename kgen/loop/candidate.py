@@ -14,6 +14,7 @@ from kgen import expr
 from kgen.compile import Diagnostic
 from kgen.contract import SMS, Contract, Launch, TensorMapArg
 from kgen.dtypes import DTYPES
+from kgen.loop.geometry import STATIC_SMS
 from kgen.models.base import strip_reasoning
 from kgen.spec import OpSpec
 
@@ -119,9 +120,6 @@ def _spec_problems(source: str, spec: OpSpec, fields: _Fields,
     return problems
 
 
-# A plausible multiprocessor count for checks made before anything runs (an H100/H200 has 132);
-# the worker uses the real one.
-STATIC_SMS = 132
 
 
 def _size_problems(spec: OpSpec, dtype: str, launches: list[Launch],

@@ -174,6 +174,17 @@ def test_baseline_is_the_reference_as_plain_torch_calls():
     assert reference.baseline_label(SOFTMAX) == "torch (torch.softmax(X, dim=-1))"
 
 
+def test_a_view_baseline_is_timed_as_the_copy_it_stands_for():
+    """`X.T` alone moves no data (seen on the H200: 0.001 ms against a 0.15 ms transpose)."""
+    transpose = load_op("transpose")
+    sizes = {"M": 5, "N": 33}
+    inputs = make_inputs(transpose, sizes, "float32", 4)
+    eager, _ = reference.baseline(transpose, inputs, sizes, torch.float32)
+    out = eager()
+    assert out.is_contiguous() and out.data_ptr() != inputs["X"].data_ptr()
+    assert torch.equal(out, inputs["X"].T)
+
+
 @pytest.mark.slow
 def test_the_compiled_baseline_matches_the_eager_one():
     sizes = {"M": 4, "N": 64}

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kgen.cli import main
 from kgen.errors import UsageError
 from kgen.experiment import grid as grids
-from kgen.experiment.cells import list_cells
+from kgen.experiment.grid import list_cells
 
 GOOD = """\
 name: t

@@ -1,7 +1,8 @@
 """The dependency rules (README: Layout), read from the imports of every module (function-level
-imports included, `if TYPE_CHECKING:` blocks excluded): no cycles; the worker imports only the
-standard library, torch, cupy and the shared types; compile/ stays below the other stages; nothing
-imports the CLI; the shared vocabulary at the top level depends on nothing but itself."""
+and `if TYPE_CHECKING:` imports included: a cycle of types is a cycle too): no cycles; the worker
+imports only the standard library, torch, cupy and the shared types; compile/ stays below the
+other stages; nothing imports the CLI; the shared vocabulary at the top level depends on nothing
+but itself."""
 
 from __future__ import annotations
 
@@ -34,20 +35,12 @@ def module_files() -> dict[str, Path]:
     return found
 
 
-def _type_checking(node: ast.If) -> bool:
-    return ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-
-
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     """Every module `name` imports at run time, anywhere in the file."""
     tree = ast.parse(path.read_text())
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking(node)
-            for n in ast.walk(node) if n is not node}
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):

@@ -10,15 +10,12 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kgen.errors import KgenError, UsageError
+from kgen.errors import UsageError
 from kgen.loop.loop import Budget
 from kgen.loop.session import RunConfig
-from kgen.ops import available_ops, load_op
-
-if TYPE_CHECKING:
-    from kgen.experiment.grid import Grid
+from kgen.ops import available_ops
 
 
 @dataclass(frozen=True)
@@ -117,38 +114,6 @@ class Listed:
     id: str
     cell: Cell
     problem: str | None = None
-
-
-def list_cells(grid: Grid) -> tuple[list[Listed], list[str]]:
-    """Every cell of the grid in a fixed order, and the combinations left out (an op without that
-    dtype). Cells of ops that do not load stay in, with their problem: they fail clearly."""
-    cells, skipped = [], []
-    for op in grid.ops:
-        problem = op.problem()
-        dtypes = _dtypes_of(op) if problem is None else None
-        for dtype in grid.dtypes:
-            if dtype is not None and dtypes is not None and dtype not in dtypes:
-                skipped.append(f"{op.label} {dtype}: the op has no such dtype "
-                               f"(it has {', '.join(dtypes)})")
-                continue
-            for arch in grid.archs:
-                for prompt_set in grid.prompt_sets:
-                    for model in grid.models:
-                        for sample, seed in enumerate(grid.seeds):
-                            cell = Cell(prompt_set, model, op, dtype, arch, sample, seed)
-                            cells.append(Listed(cell.ident(grid.budget, grid.gpu), cell,
-                                                problem))
-    return cells, skipped
-
-
-def _dtypes_of(op: OpSource) -> list[str] | None:
-    if op.kind == "kernelbench":
-        return None  # known once the file is read
-    try:
-        return list(load_op(op.value if op.kind == "op" else None,
-                            Path(op.value) if op.kind == "file" else None).dtypes)
-    except KgenError:
-        return None
 
 
 def _config_fields() -> set[str]:

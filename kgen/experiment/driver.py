@@ -13,8 +13,8 @@ from kgen.arch import local_gpu
 from kgen.errors import UsageError
 from kgen.experiment import grid as grids
 from kgen.experiment import report
-from kgen.experiment.cells import Listed, list_cells
-from kgen.experiment.grid import Grid
+from kgen.experiment.cells import Listed
+from kgen.experiment.grid import Grid, list_cells
 from kgen.experiment.runner import ExperimentDir, labels
 from kgen.experiment.schedule import Event, Local
 from kgen.gpu.evaluate import missing_stack

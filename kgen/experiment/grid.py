@@ -24,9 +24,10 @@ from typing import Any
 
 import yaml
 
-from kgen.errors import UsageError
-from kgen.experiment.cells import ModelEntry, OpSource
+from kgen.errors import KgenError, UsageError
+from kgen.experiment.cells import Cell, Listed, ModelEntry, OpSource
 from kgen.loop.loop import Budget
+from kgen.ops import load_op
 from kgen.paths import data_dir
 
 BACKENDS_WITHOUT_ENDPOINT = ("builtin", "builtin-random", "scripted")
@@ -218,3 +219,35 @@ def _budget(data: Any) -> Budget:
     return Budget(data.get("rounds", defaults.rounds), data.get("candidates", defaults.candidates),
                   data.get("patience", defaults.patience), data.get("wall_seconds"),
                   data.get("tokens"))
+
+
+def list_cells(grid: Grid) -> tuple[list[Listed], list[str]]:
+    """Every cell of the grid in a fixed order, and the combinations left out (an op without that
+    dtype). Cells of ops that do not load stay in, with their problem: they fail clearly."""
+    cells, skipped = [], []
+    for op in grid.ops:
+        problem = op.problem()
+        dtypes = _dtypes_of(op) if problem is None else None
+        for dtype in grid.dtypes:
+            if dtype is not None and dtypes is not None and dtype not in dtypes:
+                skipped.append(f"{op.label} {dtype}: the op has no such dtype "
+                               f"(it has {', '.join(dtypes)})")
+                continue
+            for arch in grid.archs:
+                for prompt_set in grid.prompt_sets:
+                    for model in grid.models:
+                        for sample, seed in enumerate(grid.seeds):
+                            cell = Cell(prompt_set, model, op, dtype, arch, sample, seed)
+                            cells.append(Listed(cell.ident(grid.budget, grid.gpu), cell,
+                                                problem))
+    return cells, skipped
+
+
+def _dtypes_of(op: OpSource) -> list[str] | None:
+    if op.kind == "kernelbench":
+        return None  # known once the file is read
+    try:
+        return list(load_op(op.value if op.kind == "op" else None,
+                            Path(op.value) if op.kind == "file" else None).dtypes)
+    except KgenError:
+        return None

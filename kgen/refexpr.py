@@ -16,8 +16,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kgen import expr
 from kgen.errors import UsageError
-from kgen.expr import MAX_DEPTH, MAX_LENGTH, MAX_NODES, shown
+from kgen.expr import MAX_DEPTH, shown
 
 MAX_EXPONENT = 64  # `x ** e` takes a numeric constant e with |e| <= this
 MAX_BITS = 1024  # plain-number arithmetic stays below 2**1024
@@ -58,18 +59,11 @@ class _Symbol:
 
 
 def _parse(text: str) -> ast.AST:
-    text = str(text).strip()
-    if len(text) > MAX_LENGTH:
-        raise UsageError(f"the reference expression is too long ({len(text)} characters, at "
-                         f"most {MAX_LENGTH})")
+    """The syntax tree within the size expressions' limits (length, nodes, nesting)."""
     try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise UsageError(f"cannot parse the reference expression {shown(text)}") from exc
-    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
-        raise UsageError(f"the reference expression is too complex (more than {MAX_NODES} "
-                         f"syntax nodes): {shown(text)}")
-    return tree.body
+        return expr.parse(text)
+    except expr.ExprError as exc:
+        raise UsageError(f"the reference expression: {exc}") from exc
 
 
 def _number(value: Any) -> bool:

@@ -11,25 +11,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kgen.sandbox.rejected import Rejected
+from kgen.sandbox import userfile
 from kgen.spec import OpSpec
 
-_PROBLEMS: dict[str, dict[str, Any]] = {}  # source text -> its namespace (exec'd once per worker)
 _TEMPLATES: dict[tuple[str, str, str], Any] = {}  # (source, device, dtype) -> a Model to call
 
 
 def problem(spec: OpSpec) -> dict[str, Any]:
     """The problem's namespace (Model, get_inputs, get_init_inputs, its constants)."""
-    text = spec.reference.text
-    if text not in _PROBLEMS:
-        namespace: dict[str, Any] = {"__name__": "kgen_kernelbench_problem"}
-        try:
-            exec(compile(text, spec.reference.file or "problem.py", "exec"), namespace)
-        except Exception as exc:
-            raise Rejected("launch_error", f"the KernelBench problem does not run: "
-                           f"{type(exc).__name__}: {exc}") from exc
-        _PROBLEMS[text] = namespace
-    return _PROBLEMS[text]
+    return userfile.load(spec.reference.text, spec.reference.file or "problem.py",
+                         "the KernelBench problem")
 
 
 def attribute(module: Any, path: str) -> Any:

@@ -13,24 +13,18 @@ from collections.abc import Callable
 from typing import Any
 
 from kgen import refexpr
-from kgen.sandbox import kernelbench
+from kgen.sandbox import kernelbench, userfile
 from kgen.sandbox.rejected import Rejected
 from kgen.spec import Entry, OpSpec
 
-_FILES: dict[str, Callable[..., Any]] = {}  # source text -> its reference function
-
 
 def _file_function(spec: OpSpec) -> Callable[..., Any]:
-    text = spec.reference.text
-    if text not in _FILES:
-        namespace: dict[str, Any] = {"__name__": "kgen_reference"}
-        try:
-            exec(compile(text, spec.reference.file or "reference.py", "exec"), namespace)
-        except Exception as exc:
-            raise Rejected("launch_error", f"the spec's {spec.reference.file} does not run: "
-                           f"{type(exc).__name__}: {exc}") from exc
-        _FILES[text] = namespace["reference"]
-    return _FILES[text]
+    namespace = userfile.load(spec.reference.text, spec.reference.file or "reference.py",
+                              f"the spec's {spec.reference.file}")
+    if not callable(namespace.get("reference")):
+        raise Rejected("launch_error", f"the spec's {spec.reference.file} defines no "
+                       "`reference` function")
+    return namespace["reference"]
 
 
 def _keywords(func: Callable[..., Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -95,12 +89,13 @@ def baseline(spec: OpSpec, own: dict[str, Any], entry: Entry, dtype: Any
         names = list(own)
         graph = _graph(expression, names, scalars(spec, entry))
         args = [own[n] for n in names]
-        return _materialized(lambda: graph(*args)), (lambda: _bound(torch.compile(graph), args))
+        return (_materialized(lambda: graph(*args)),
+                (lambda: _materialized(_bound(torch.compile(graph), args))))
     if spec.reference.kind == "file":
         func, kw = _file_function(spec), _keywords(_file_function(spec), scalars(spec, entry))
         args = [own[t.name] for t in spec.operands]
         return (_materialized(lambda: func(*args, **kw)),
-                (lambda: _bound(torch.compile(func), args, kw)))
+                (lambda: _materialized(_bound(torch.compile(func), args, kw))))
     model = kernelbench.eager_model(spec, own, dtype)
     args = [own[t.name] for t in spec.inputs]
     return (lambda: model(*args)), (lambda: _bound(torch.compile(model), args))

@@ -95,3 +95,22 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
     assert text[3].startswith("| cumsum | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - |")
     assert text[4].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
                               "4.000 ms (50%) | 2.000 ms (100%) | - |")
+
+
+def test_search_spread_counts_candidates_to_within_five_percent_of_the_long_best():
+    from benchmarks.search_spread import candidates_to_within, summarize
+
+    def run(times, choices):
+        return {"attempts": [{"choices": c, "status": "pass" if t else "wrong", "ms": t}
+                             for t, c in zip(times, choices, strict=True)],
+                "best_ms": min(t for t in times if t), "best_choices": choices[
+                    times.index(min(t for t in times if t))]}
+
+    short = [run([3.3, None, 3.26, 3.07], ["a", "b", "c", "d"]),
+             run([3.3, None, 3.26, 3.08], ["a", "b", "c", "d"])]
+    long = run([3.3, 3.07, 3.0], ["a", "e", "f"])
+    assert candidates_to_within(short[0], 3.0) == 4  # 3.07 <= 3.15; 3.26 is not
+    assert candidates_to_within(short[0], 2.5) is None
+    text = "\n".join(summarize("float32-sm_90", short, long))
+    assert "spread of the best: 0.3%" in text and "1 distinct best configuration(s): d" in text
+    assert "best 3.0000 ms (f)" in text and "[4, 4, 2]" in text

@@ -129,7 +129,8 @@ def _per_op_table(outcomes: Sequence[Outcome], validated: bool) -> list[str]:
              "attempts | solved at | best ms | speedup | tokens |", "|" + " --- |" * 12]
     for o in outcomes:
         best = o.best
-        lines.append(f"| {o.op} | {o.dtype or '-'} | {o.arch or '-'} | {o.prompt_set} | "
+        # No dtype/arch in the grid: the op's first dtype and the local GPU (as in the cell ids).
+        lines.append(f"| {o.op} | {o.dtype or 'first'} | {o.arch or 'local'} | {o.prompt_set} | "
                      f"{o.model} | {o.sample} | {o.status} | {len(o.attempts)} | "
                      f"{o.solved_at(validated) or '-'} | "
                      f"{_num(best.ms if best else None, '.4f')} | "

@@ -110,6 +110,38 @@ def test_unsafe_no_sandbox_comes_only_from_the_command_line(run_path):
     assert _resume(run_path, unsafe_no_sandbox=True).config.unsafe_no_sandbox is True
 
 
+def test_op_files_and_problems_named_only_by_run_json_are_refused(run_path, tmp_path):
+    """A KernelBench problem is Python kgen runs (in the probe, outside the sandbox); an op file
+    is text sent to the model: run.json cannot name either (seen as a hole in review)."""
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "19_evil.py"
+    evil.write_text(f"import pathlib; pathlib.Path({str(marker)!r}).touch()\n")
+    _edit_config(run_path, kernelbench=str(evil), op=None)
+    result = invoke("generate", "--resume", str(run_path))
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert "data, not code" in result.output and "--kernelbench" in result.output
+    assert not marker.exists()
+    _edit_config(run_path, kernelbench=None, op=None, op_file=str(tmp_path / "other.yaml"))
+    with pytest.raises(UsageError, match="name it yourself: --op-file"):
+        _resume(run_path)
+
+
+def test_an_op_file_named_again_resumes_and_another_is_refused(tmp_path):
+    spec = Path(__file__).parent / "data" / "specs" / "scale.yaml"
+    config = RunConfig("generate", "sm_89", op_file=str(spec), no_gpu=True, rounds=1,
+                       backend="builtin")
+    run = Run.start(config, tmp_path / "run", ScriptedModel(["no code"]))
+    run.execute()
+    run.run_dir.release()
+    with pytest.raises(UsageError, match="not the file this run started with"):
+        _resume(run.run_dir.path, op_file=str(tmp_path / "scale.yaml"))
+    resumed = _resume(run.run_dir.path, op_file=str(spec))
+    assert resumed.task.spec is not None and resumed.config.op_file == str(spec.resolve())
+    resumed.run_dir.release()
+    with pytest.raises(UsageError, match="not started with --kernelbench"):
+        _resume(run.run_dir.path, op_file=str(spec), kernelbench=str(spec))
+
+
 def test_fix_resume_reads_only_the_runs_own_input(tmp_path):
     source = tmp_path / "k.cu"
     source.write_text(BROKEN)

@@ -154,7 +154,8 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, skip_co
     progress = Progress()
     if resume is not None:
         run = Run.resume(resume, ResumeOptions(backend, model_name, base_url, prompt_set,
-                                               unsafe_no_sandbox, skip_corrupt))
+                                               unsafe_no_sandbox, skip_corrupt, config.op_file,
+                                               config.kernelbench))
         for notice in run.run_dir.notices:
             progress.say(f"note: {notice}", markup=False)
         progress.say(f"resuming {run.run_dir.path} after {len(run.history)} finished attempt(s)",

@@ -29,7 +29,7 @@ from kgen.gpu.client import Workers
 from kgen.loop.attempt import Attempt
 from kgen.loop.loop import Trajectory
 from kgen.loop.rundir import RunDir, append_line, write_atomic
-from kgen.loop.session import Run
+from kgen.loop.session import ResumeOptions, Run
 from kgen.models.base import Model
 from kgen.models.gate import Gated
 from kgen.models.scripted import ScriptedModel, load_script
@@ -128,8 +128,12 @@ def _open_run(listed: Listed, folder: Path, grid: Grid, workers: Workers | None,
     config = cell.config(grid.budget, grid.gpu)  # UsageError for an op this kgen cannot run
     if (folder / "run.json").is_file():
         done = len(RunDir.open(folder).finished_records())
-        return Run.resume(folder, model=build_model(cell.model, cell, done, gate),
-                          workers=workers)
+        # The grid file names the prompt set and op file (the cell's run.json cannot: see
+        # kgen.loop.config.resumed_config).
+        return Run.resume(folder, ResumeOptions(prompt_set=config.prompt_set,
+                                                op_file=config.op_file,
+                                                kernelbench=config.kernelbench),
+                          model=build_model(cell.model, cell, done, gate), workers=workers)
     if folder.exists():
         shutil.rmtree(folder)  # killed before run.json was written: nothing to keep
     return Run.start(config, folder, build_model(cell.model, cell, 0, gate), workers=workers)

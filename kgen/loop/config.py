@@ -67,6 +67,8 @@ class ResumeOptions:
     prompt_set: str | None = None
     unsafe_no_sandbox: bool = False
     skip_corrupt: bool = False
+    op_file: str | None = None  # the run's own files, named again (run.json cannot name them)
+    kernelbench: str | None = None
 
 
 _TEXT = ("arch", "op", "op_file", "kernelbench", "dtype", "input_path", "backend", "model",
@@ -143,6 +145,8 @@ def resumed_config(saved: RunConfig, now: ResumeOptions, run_dir: RunDir,
                          f"{saved.base_url:.120} (or set KGEN_BASE_URL) to continue there")
     if now.base_url is None and named_now:
         base_url = None  # the environment's endpoint, as the user set it now
+    for key, flag in (("op_file", "--op-file"), ("kernelbench", "--kernelbench")):
+        _named_again(getattr(saved, key), getattr(now, key), flag)
     config = dataclasses.replace(saved, backend=now.backend or saved.backend,
                                  model=now.model or saved.model, base_url=base_url,
                                  prompt_set=now.prompt_set or saved.prompt_set,
@@ -150,6 +154,21 @@ def resumed_config(saved: RunConfig, now: ResumeOptions, run_dir: RunDir,
     if config.mode == "fix":
         _same_input(config.input_path, run_dir)
     return config
+
+
+def _named_again(saved: str | None, given: str | None, flag: str) -> None:
+    """An op file or KernelBench problem is code kgen runs (a problem file in the probe, a spec's
+    reference file in the worker) and text it sends to the model: run.json alone cannot name
+    one. The user names it again, and it must be the file the run started with."""
+    if saved is None:
+        if given is not None:
+            raise UsageError(f"{flag} {given}: this run was not started with {flag}")
+        return
+    if given is None:
+        raise UsageError(f"run.json names {flag} {saved!r:.120}; a run directory is data, not "
+                         f"code: to resume with that file, name it yourself: {flag} {saved:.120}")
+    if Path(given).resolve() != Path(saved).resolve():
+        raise UsageError(f"{flag} {given} is not the file this run started with ({saved:.120})")
 
 
 def _same_input(input_path: str | None, run_dir: RunDir) -> None:

@@ -117,6 +117,28 @@ def test_zeros_fail_the_relative_check_where_atol_lets_them_through():
     assert _verdict(loose, sizes, _correct) == "pass"
 
 
+@pytest.mark.slow
+def test_gemv_float32_tolerance_admits_a_running_sum_and_not_a_dropped_term():
+    """The naive gemv (one running float32 sum per row) failed atol 1e-4 at K=16384 on the
+    H200; its rounding must pass, while zeros or one dropped term must not. (With these inputs
+    the old atol 1e-4 fails 1 of the 4096 rows.)"""
+    gemv = load_op("gemv")
+    sizes = {"M": 4096, "K": 16384}
+
+    def running_sum(buffers, refs):
+        products = (buffers["A"].data * buffers["x"].data).numpy()
+        buffers["y"].data.copy_(torch.from_numpy(np.cumsum(products, axis=1,
+                                                           dtype=np.float32)[:, -1]))
+
+    def dropped_last_term(buffers, refs):
+        a, x = buffers["A"].data.double(), buffers["x"].data.double()
+        buffers["y"].data.copy_((a[:, :-1] @ x[:-1]).float())
+
+    assert _verdict(gemv, sizes, running_sum) == "pass"
+    assert "outputs of y off" in _verdict(gemv, sizes, dropped_last_term)
+    assert "outputs of y off" in _verdict(gemv, sizes, lambda b, r: b["y"].data.zero_())
+
+
 def test_row_sums_catch_rows_that_are_off_within_a_loose_tolerance():
     lax = SOFTMAX.with_tolerances(1e-3, 5e-3)  # 0.2% off passes elementwise and as a whole
     message = _verdict(lax, {"M": 4, "N": 16}, lambda b, r: b["Y"].data.copy_(r["Y"] * 1.002))

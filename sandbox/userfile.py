@@ -21,7 +21,7 @@ def load(text: str, filename: str, what: str) -> dict[str, Any]:
     """The file's namespace, executed once per worker; a file that fails is the candidate's
     `launch_error` (the user's file, named as `what`), never a crash of the worker."""
     if text not in _LOADED:
-        name = "kgen_user_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        name = "kgen_user_" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         module = types.ModuleType(name)
         module.__file__ = filename
         sys.modules[name] = module

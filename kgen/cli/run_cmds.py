@@ -76,10 +76,12 @@ def _model_options(func):
 @click.option("--op", default="gemm", show_default=True,
               help="Shipped op (see reference_kernels/).")
 @click.option("--op-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Your own op spec (spec.yaml), instead of --op.")
+              help="Your own op spec (spec.yaml), instead of --op. With --resume, name the "
+                   "run's own file again (run.json alone cannot).")
 @click.option("--kernelbench", type=click.Path(dir_okay=False, path_type=Path),
               help="A KernelBench problem file (class Model, get_inputs, get_init_inputs), "
-                   "instead of --op; the run also writes model_new.py.")
+                   "instead of --op; the run also writes model_new.py. With --resume, name the "
+                   "run's own file again.")
 @click.option("--arch", help="Target, e.g. sm_89 or sm_90a; default: the local GPU's.")
 @click.option("--dtype", help="float32, float16 or bfloat16 (default: the spec's first).")
 @click.option("--rounds", default=8, show_default=True, type=click.IntRange(1, 1000),
@@ -122,7 +124,8 @@ def generate(op, op_file, kernelbench, arch, dtype, rounds, candidates, patience
 @click.option("--max-attempts", default=4, show_default=True, type=click.IntRange(1, 100),
               help="Most model replies to try.")
 @click.option("--kernelbench", type=click.Path(dir_okay=False, path_type=Path),
-              help="The KernelBench problem FILE is a kernel for (validated against its Model).")
+              help="The KernelBench problem FILE is a kernel for (validated against its Model);"
+                   " with --resume, the run's own file named again.")
 @_model_options
 def fix(file, arch, output, in_place, max_attempts, kernelbench, **common) -> None:
     """Make FILE compile (and, when its contract names a known op and a GPU is here, pass

@@ -162,3 +162,25 @@ def test_ray_missing_is_one_clear_line(tmp_path, monkeypatch):
     assert result.exit_code == 3
     assert "kgen: error: --ray needs Ray: pip install 'kgen[ray]'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_cell_with_a_prompt_set_of_your_own_resumes(tmp_path):
+    """The grid names the folder; the cell's run.json alone may not (kgen.loop.config), so the
+    experiment passes the grid's prompt set when it resumes the cell."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    for template in (Path(__file__).parent.parent / "prompts" / "compact").glob("*.j2"):
+        (mine / template.name).write_text(template.read_text())
+    grid = GRID.replace("[default, compact]", f"['{mine}']").replace("samples: 2", "samples: 1")
+    path, out = experiment(tmp_path, grid), tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    killer = KILLER.replace("len(seen) == 3", "len(seen) == 1")
+    killed = subprocess.run([sys.executable, "-c", killer, str(path), str(out)], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9, killed.stderr
+    result = CliRunner().invoke(main, ["experiment", "run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (record,) = lines(out / "cells.jsonl")
+    assert record["status"] == "finished", record
+    assert [r["status"] for r in lines(out / "cells" / record["id"] / "results.jsonl")] == [
+        "compile error", "compiled"]

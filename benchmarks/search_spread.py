@@ -94,12 +94,15 @@ def summarize(name: str, runs: list[dict[str, Any]], long: dict[str, Any] | None
 def main(targets: str, repeats: int, rounds: int, long_rounds: int, out: Path,
          json_path: Path | None) -> None:
     """Repeat the builtin gemm search and report the spread of its best."""
+    pairs = [pair.split(":") for pair in targets.split(",")]
+    if any(len(pair) != 2 for pair in pairs):
+        raise click.BadParameter("give dtype:arch pairs, e.g. float32:sm_90",
+                                 param_hint="--targets")
     if local_gpu() is None:
         click.echo("search_spread: no CUDA GPU here", err=True)
         sys.exit(3)
     record: dict[str, Any] = {}
     progress = json_path.with_suffix(".attempts.jsonl") if json_path else None
-    pairs = [pair.split(":") for pair in targets.split(",")]
     # Every target's repeats first, then the long runs: a cut-off call keeps the spreads.
     for phase in ("runs", "long"):
         for dtype, arch in pairs:
@@ -114,10 +117,11 @@ def main(targets: str, repeats: int, rounds: int, long_rounds: int, out: Path,
             elif long_rounds:
                 entry["long"] = one_run(dtype, arch, long_rounds, long_rounds,
                                         out / f"{name}-long", progress)
-            if phase == "long" or not long_rounds:
+            if (phase == "long") == bool(long_rounds):  # once, when the target is complete
                 click.echo("\n".join(summarize(name, entry["runs"], entry["long"])))
             if json_path:  # after each step, so a cut-off call keeps what finished
                 json_path.write_text(json.dumps(record, indent=2))
+
 
 if __name__ == "__main__":
     main()

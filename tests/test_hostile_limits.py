@@ -72,3 +72,22 @@ def test_a_3mb_source_with_100k_undefined_names_compiles_and_summarizes_quickly(
     result = compile_source(source, parse_arch("sm_89"), use_cache=False)
     assert not result.ok and len(result.summary) <= 3000
     assert time.monotonic() - started - result.seconds < 20.0  # kgen's own share of the time
+
+
+@pytest.mark.parametrize("template, words", [
+    ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+     "still rendering"),
+    ('{{ "x" * 1000000000 }}', "repetition"),
+    ("{{ 2 ** 100000000 }}", "exponent"),
+    ('{% for i in range(100000) %}{{ "y" * 1000 }}{% endfor %}', "more than"),
+])
+def test_a_prompt_set_that_never_ends_is_stopped(tmp_path, monkeypatch, template, words):
+    """A user's own prompt set (the sandbox bounds each range(), not loops inside loops)."""
+    from kgen.loop import prompts
+
+    monkeypatch.setattr(prompts, "RENDER_SECONDS", 0.5)
+    (tmp_path / "system.md.j2").write_text(template)
+    with _fast(5.0), pytest.raises(UsageError, match=words):
+        prompts.render("system.md.j2", str(tmp_path))
+    (tmp_path / "system.md.j2").write_text('{% for i in range(3) %}{{ "ab" * 2 }}{% endfor %}')
+    assert prompts.render("system.md.j2", str(tmp_path)) == "abababababab\n"

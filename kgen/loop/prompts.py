@@ -12,6 +12,8 @@ in them, are never sent back.
 from __future__ import annotations
 
 import functools
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,10 @@ from kgen.paths import data_dir
 from kgen.spec import CHECKS, OpSpec
 
 DEFAULT_SET = "default"
+# A prompt set of the user's own may loop or multiply without end: the sandbox bounds each
+# range() but not loops inside loops. Rendering stops past these (shipped sets take ~1 ms, 10 kB).
+RENDER_SECONDS = 10.0
+RENDER_CHARS = 4_000_000
 HISTORY_ROWS = 12  # the table shows the last rows and always the best attempt
 OK_STATUSES = ("compiled", "pass")
 
@@ -63,12 +69,45 @@ def environment(prompt_set: str = DEFAULT_SET) -> jinja2.Environment:
     return _environment(folders)
 
 
+class _Unbounded(Exception):
+    """A template that went past RENDER_SECONDS or RENDER_CHARS."""
+
+
+_RENDERING = threading.local()  # this thread's render deadline (candidates render in threads)
+
+
+def _tick() -> None:
+    if time.monotonic() > getattr(_RENDERING, "deadline", float("inf")):
+        raise _Unbounded(f"still rendering after {RENDER_SECONDS:g} s")
+
+
+class _BoundedEnvironment(jinja2.sandbox.SandboxedEnvironment):
+    """The sandbox, with the clock checked at every call and `*`/`**`, and sizes bounded there."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+        _tick()
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        _tick()
+        if operator == "**" and isinstance(right, int) and abs(right) > 1024:
+            raise _Unbounded(f"an exponent of {right}")
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(times, int) \
+                        and len(seq) * times > RENDER_CHARS:
+                    raise _Unbounded(f"a repetition of {len(seq)} x {times}")
+        return super().call_binop(context, operator, left, right)
+
+
 @functools.lru_cache(maxsize=16)
 def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
     # Cached so templates compile once; the loader still reloads a file whose mtime changed.
     # Sandboxed: a template is data (a prompt set may come from anywhere), so it can read the
     # values it is given but never reach Python's internals (no `__class__.__mro__` escapes).
-    env = jinja2.sandbox.SandboxedEnvironment(
+    env = _BoundedEnvironment(
         loader=jinja2.FileSystemLoader(list(folders)), undefined=jinja2.StrictUndefined,
         autoescape=False, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["numbered"] = numbered
@@ -87,13 +126,32 @@ def render(name: str, prompt_set: str = DEFAULT_SET, **context: Any) -> str:
     except jinja2.TemplateSyntaxError as exc:
         raise UsageError(f"prompt set {prompt_set!r}, template {exc.name or name!r} line "
                          f"{exc.lineno}: {exc.message}") from exc
+    _RENDERING.deadline = time.monotonic() + RENDER_SECONDS
     try:
-        return template.render(**context).strip() + "\n"
+        return _bounded_text(template.generate(**context)).strip() + "\n"
     except jinja2.TemplateError as exc:  # a user's prompt set with a typo: one clear line
         raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: {exc}") from exc
+    except _Unbounded as exc:
+        raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: {exc} (prompts are "
+                         f"bounded to {RENDER_SECONDS:g} s and {RENDER_CHARS:,} characters)") \
+            from exc
     except (RecursionError, OverflowError, MemoryError) as exc:  # a template that never ends
         raise UsageError(f"prompt set {prompt_set!r}, template {name!r}: "
                          f"{type(exc).__name__}") from exc
+    finally:
+        _RENDERING.deadline = float("inf")
+
+
+def _bounded_text(chunks: Any) -> str:
+    """The rendered chunks joined, the clock and the size checked as they come."""
+    out, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > RENDER_CHARS:
+            raise _Unbounded(f"more than {RENDER_CHARS:,} characters")
+        _tick()
+        out.append(chunk)
+    return "".join(out)
 
 
 def numbered(source: str) -> str:

@@ -92,7 +92,8 @@ def baseline(spec: OpSpec, own: dict[str, Any], entry: Entry, dtype: Any
         return (_materialized(lambda: graph(*args)),
                 (lambda: _materialized(_bound(torch.compile(graph), args))))
     if spec.reference.kind == "file":
-        func, kw = _file_function(spec), _keywords(_file_function(spec), scalars(spec, entry))
+        func = _file_function(spec)
+        kw = _keywords(func, scalars(spec, entry))
         args = [own[t.name] for t in spec.operands]
         return (_materialized(lambda: func(*args, **kw)),
                 (lambda: _materialized(_bound(torch.compile(func), args, kw))))

@@ -10,6 +10,7 @@ then the op's fastest reference kernel. Every shipped op with a reference kernel
 dtype is in the grid (gemm today; six and more once the op library lands), 2 samples each.
 
     python -m benchmarks.experiment_demo --out runs/experiment-demo [--workers 2] [--ops gemm]
+        [--ray auto]
 
 needs the `openai` package (on a machine without registries: scripts/fetch-device-deps.sh here,
 then scripts/device-check.sh experiment there). Writes the experiment folder (report.md,
@@ -97,8 +98,10 @@ def grid_text(ops: list[str], base_url: str, samples: int, arch: str | None,
 @click.option("--jobs", type=click.IntRange(1, 64), help="Cells at once.")
 @click.option("--arch", help="Target (default: the local GPU's).")
 @click.option("--compile-only", is_flag=True, help="No GPU: a smoke test of the script.")
+@click.option("--ray", "ray_address", metavar="ADDRESS|auto",
+              help="Run the cells as Ray tasks (kgen experiment run --ray).")
 def main(out: Path, ops: str | None, samples: int, workers: int, jobs: int | None,
-         arch: str | None, compile_only: bool) -> None:
+         arch: str | None, compile_only: bool, ray_address: str | None) -> None:
     from kgen.cli import main as kgen
 
     chosen = ops.split(",") if ops else [op for op in available_ops()
@@ -111,7 +114,9 @@ def main(out: Path, ops: str | None, samples: int, workers: int, jobs: int | Non
         grid.write_text(grid_text(chosen, server.base_url, samples, arch, not compile_only))
         click.echo(f"ops: {', '.join(chosen)}; server {server.base_url}; grid {grid}", err=True)
         args = ["experiment", "run", str(grid), "--out", str(out), "--workers", str(workers)]
-        kgen.main(args + (["--jobs", str(jobs)] if jobs else []), standalone_mode=False)
+        args += ["--jobs", str(jobs)] if jobs else []
+        args += ["--ray", ray_address] if ray_address else []
+        kgen.main(args, standalone_mode=False)
 
 
 if __name__ == "__main__":

@@ -60,10 +60,12 @@ def failing(name: str) -> dict:
                                            result.extra.get("sizes") if result else None)
     for one in ("memcheck", "racecheck", "initcheck"):
         started = time.monotonic()
-        found, error = sanitizer.run_tool(str(tool("compute-sanitizer")), one, request,
-                                          compiled.cubin or b"", 120.0, False)
+        found, error, note = sanitizer.run_tool(str(tool("compute-sanitizer")), one, request,
+                                                compiled.cubin or b"", 120.0, False)
         row[f"{one}_s"] = round(time.monotonic() - started, 2)
         row[one] = error or (f"{len(found)} findings" if found else "clean")
+        if note:
+            row[f"{one}_note"] = note
     return row
 
 

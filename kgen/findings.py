@@ -173,6 +173,10 @@ class Finding:
         return text
 
 
+# How a SanitizerReport's note says that a tool could not look at part of memory.
+UNSEEN = "goes unseen"
+
+
 @dataclass(frozen=True)
 class SanitizerReport:
     """compute-sanitizer at the smallest failing size: the tools run and what they found."""
@@ -198,9 +202,13 @@ class SanitizerReport:
         head = f"sanitizer  {', '.join(self.tools)} at {where}"
         if not self.findings:
             if self.error:
-                return f"{head}: nothing found ({self.error})"
-            return (f"{head}: no invalid access, race or uninitialized read found; the fault is "
-                    "in the arithmetic or the indexing of the values")
+                text = f"{head}: nothing found ({self.error})"
+            elif UNSEEN in self.note:  # a tool ran blind to part of memory: no verdict on it
+                text = f"{head}: no invalid access, race or uninitialized read found"
+            else:
+                text = (f"{head}: no invalid access, race or uninitialized read found; the fault "
+                        "is in the arithmetic or the indexing of the values")
+            return text + (f"\n  note: {self.note}" if self.note else "")
         lines = [f.describe(source) for f in self.findings[:most]]
         if len(self.findings) > most:
             lines.append(f"sanitizer  ... {len(self.findings) - most} more findings")

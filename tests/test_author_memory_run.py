@@ -73,7 +73,7 @@ VARIANTS = [
     ("layernorm", RowParams("layernorm", 128, 2, 4, 1, 1), True),  # Welford
     ("layernorm", RowParams("layernorm", 1024, 1, 2, 1, 0), False),  # two passes, 32 warps
     ("rmsnorm", RowParams("rmsnorm", 32, 8, 1, 4, 0), False),
-    ("sum", RowParams("sum", 512, 2, 4, 2, 0), False),
+    ("sum", RowParams("sum", 512, 2, 4, 2, 0, 1), False),  # evict-first loads
     ("max", RowParams("max", 64, 4, 2, 8, 0), True),
     ("argmax", RowParams("argmax", 256, 1, 4, 1, 0), False),
     ("transpose", TransposeParams(64, 8, 2, 0), True),

@@ -150,6 +150,19 @@ def test_a_tool_that_refuses_its_flags_is_retried_without_them(fake_sanitizer):
     assert report.findings and report.findings[0].line == 16 and not report.error
 
 
+def test_an_initcheck_without_the_shared_space_says_what_it_missed(fake_sanitizer):
+    """compute-sanitizer 2025.3 (CUDA 13.0, the H200's) refuses --initcheck-address-space: the
+    retry checks global memory only, and the report must not read as if shared were clean."""
+    clean = wrapped.Wrapped("", "", {"launched": True})
+    refused = wrapped.Wrapped("", "==ERROR== unrecognised option '--initcheck-address-space'", {})
+    calls = fake_sanitizer([clean, clean, refused, clean])
+    report = sanitizer.check(_request(), b"cubin", "wrong", {"M": 7, "N": 3, "K": 5}, ".shared")
+    assert [(c[0], c[1]) for c in calls] == [("memcheck", True), ("racecheck", True),
+                                             ("initcheck", True), ("initcheck", False)]
+    assert not report.findings and "uninitialized __shared__ read goes unseen" in report.note
+    assert "global memory only" in report.describe()
+
+
 def test_unknown_failing_size_uses_the_smallest_test_size_and_says_so(fake_sanitizer):
     calls = fake_sanitizer([wrapped.Wrapped("", "", {"launched": True})])
     report = sanitizer.check(_request(), b"cubin", "crash", None)

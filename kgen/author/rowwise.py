@@ -4,7 +4,8 @@ argmax (int64, first index on ties), softmax, layernorm and rmsnorm over the las
 Parameters: tpr threads per row (32: a warp per row; more: the block's warps share it through
 shared memory); rpb rows per block; vec elements per access (16 bytes at most); cache accesses a
 thread holds per chunk (a row of N <= tpr * vec * cache is read once and kept in registers);
-online (softmax and layernorm rows too long to keep: one statistics pass instead of two).
+online (softmax and layernorm rows too long to keep: one statistics pass instead of two); hint
+(1: X read evict-first, for rows read once).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class RowParams:
     vec: int = 4  # elements per access
     cache: int = 4  # accesses per thread per chunk
     online: int = 1  # streamed softmax/layernorm rows: one statistics pass (1) or two (0)
+    hint: int = 0  # 1: X read evict-first (__ldcs)
 
     template = TEMPLATE
 
@@ -78,7 +80,8 @@ def axes(dtype: str, op: str) -> dict[str, tuple[int, ...]]:
     size = DTYPES[dtype].size
     return {"tpr": (32, 64, 128, 256, 512, 1024), "rpb": (1, 2, 4, 8),
             "vec": tuple(v for v in (1, 2, 4, 8) if 4 <= v * size <= 16),
-            "cache": (1, 2, 4, 8, 16), "online": (1, 0) if op in ONLINE_OPS else (0,)}
+            "cache": (1, 2, 4, 8, 16), "online": (1, 0) if op in ONLINE_OPS else (0,),
+            "hint": (0, 1)}
 
 
 def registers(p: RowParams) -> int:
@@ -171,6 +174,6 @@ def render(p: RowParams, dtype: str, arch: Arch) -> str:
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
               f"constexpr int TPR = {p.tpr}, RPB = {p.rpb}, VEC = {p.vec}, CACHE = {p.cache}, "
-              f"ONLINE = {p.online}, MIN_BLOCKS = "
+              f"ONLINE = {p.online}, HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
     return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 
 from kgen import toolkit
-from kgen.findings import SanitizerReport
+from kgen.findings import UNSEEN, SanitizerReport
 from kgen.gpu import sanlog, wrapped
 from kgen.wire import EvalRequest
 
@@ -65,32 +65,46 @@ def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, in
             report = replace(report, note=_join(report.note, f"stopped before {tool}: the "
                                                 f"{budget_s:g} s budget was spent"))
             break
-        found, error = run_tool(str(exe), tool, one, binary, timeout_s, unsafe)
+        found, error, dropped = run_tool(str(exe), tool, one, binary, timeout_s, unsafe)
         report = replace(report, tools=report.tools + (tool,), findings=tuple(found),
-                         error=error)
+                         error=error, note=_join(report.note, dropped))
         if found:
             break
     return replace(report, seconds=round(time.monotonic() - started, 3))
 
 
 def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s: float,
-             unsafe: bool) -> tuple[list, str]:
-    """(findings, error) of one tool; retried once without the optional flags when the tool
-    itself refused to start."""
+             unsafe: bool) -> tuple[list, str, str]:
+    """(findings, error, note) of one tool; retried once without the optional flags when the
+    tool itself refused to start, and the note then says what that run could not see."""
     run = wrapped.run(command(exe, tool), request, binary, "sanitize", timeout_s=timeout_s,
                       unsafe=unsafe)
+    note = ""
     if not run.probe and not run.timed_out:  # the worker never ran: the tool refused its flags?
         run = wrapped.run(command(exe, tool, optional=False), request, binary, "sanitize",
                           timeout_s=timeout_s, unsafe=unsafe)
+        if run.probe:
+            note = dropped_note(tool)
     found = sanlog.findings(run.text, tool, run.probe.get("buffers", {}))
     if run.timed_out:
-        return found, f"{tool} did not finish within {timeout_s:g} s"
+        return found, f"{tool} did not finish within {timeout_s:g} s", note
     if not run.probe:
         tail = run.text.strip().splitlines()[-1:] or ["no output"]
-        return found, f"{tool} did not run the worker: {tail[0][:300]}"
+        return found, f"{tool} did not run the worker: {tail[0][:300]}", note
     if not found and run.probe.get("error") and not run.probe.get("launched"):
-        return found, f"the launch under {tool} failed: {str(run.probe['error'])[:300]}"
-    return found, ""
+        return found, f"the launch under {tool} failed: {str(run.probe['error'])[:300]}", note
+    return found, "", note
+
+
+def dropped_note(tool: str) -> str:
+    """What a run without the optional flags misses (this compute-sanitizer refused them)."""
+    if tool == "initcheck":
+        # --initcheck-address-space is in compute-sanitizer 2025.4 (CUDA 13.1) and later; the
+        # 2025.3 of CUDA 13.0 refuses it and checks global memory only.
+        return ("this compute-sanitizer has no --initcheck-address-space (2025.4 and later): "
+                f"initcheck looked at global memory only, so an uninitialized __shared__ read "
+                f"{UNSEEN}")
+    return f"{tool} ran without {' '.join(_TOOL_OPTIONAL[tool] + _OPTIONAL[:2])}"
 
 
 def _join(*notes: str) -> str:

@@ -9,7 +9,8 @@
 // row is streamed chunk by chunk and re-read (from L2) for each further pass. ONLINE (softmax,
 // layernorm, streamed rows only): 1 = one pass for the statistics (online max and rescaled sum;
 // Welford mean and M2), 0 = two passes (max then sum; mean then centered squares). MIN_BLOCKS:
-// resident blocks per SM asked of ptxas (which caps the registers).
+// resident blocks per SM asked of ptxas (which caps the registers). HINT 1 reads X evict-first
+// (__ldcs: each element is used once, so it should not push other lines out of L2).
 // The vector path needs N % VEC == 0 and every pointer aligned to the access; otherwise the same
 // code runs one element per access. Rows past M still take part in the barriers. Any M, N.
 // Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax),
@@ -17,7 +18,7 @@
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 #define KGEN_OP 3
-constexpr int TPR = 256, RPB = 1, VEC = 4, CACHE = 4, ONLINE = 1, MIN_BLOCKS = 5;
+constexpr int TPR = 256, RPB = 1, VEC = 4, CACHE = 4, ONLINE = 1, HINT = 0, MIN_BLOCKS = 5;
 #define KGEN_KERNEL rowwise_f32
 // ---- kgen:params end ----
 #include "memops.cuh"
@@ -128,7 +129,7 @@ template <int V> struct Row {
 #pragma unroll
     for (int k = 0; k < CACHE; ++k) {
       const int i = c0 + k * TPR + t;
-      if (live && i < nv) load_vec<V>(x + (size_t)i * V, v[k]);
+      if (live && i < nv) load_vec<V, HINT>(x + (size_t)i * V, v[k]);
     }
   }
   template <class F> __device__ __forceinline__ void visit(int c0, F&& f) {

@@ -1,0 +1,86 @@
+"""Every configuration of a memory-bound template (or a filtered part of its space), judged on the
+local GPU exactly as a loop round judges a candidate (warm worker, full validation, the first
+bench size timed with the L2 flushed, torch eager interleaved): what the space can reach, so the
+search's result can be read against it. Prints a row per configuration as it finishes and the
+best few at the end; `--json` keeps them all.
+
+    python -m benchmarks.mem_sweep --op sum --where vec=4 [--dtype float32] [--json FILE]
+
+`--where` keeps the configurations whose fields have those values (`vec=4 cache=4,8`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import click
+
+from kgen.arch import local_gpu
+from kgen.author.families import family_for
+from kgen.compile import compile_source
+from kgen.gpu.evaluate import EvalOptions, evaluate
+from kgen.gpu.pool import WorkerPool
+from kgen.loop.candidate import parse_contract
+from kgen.ops import load_op
+
+
+def _keep(p: object, where: dict[str, str]) -> bool:
+    return all(str(getattr(p, k, None)) in v.split(",") for k, v in where.items())
+
+
+@click.command(help=__doc__)
+@click.option("--op", "ops", multiple=True, required=True, help="a shipped memory-bound op")
+@click.option("--dtype", default="float32", show_default=True)
+@click.option("--where", default="", help="field=value[,value] ... that a configuration must have")
+@click.option("--limit", type=int, default=200, show_default=True, help="at most this many")
+@click.option("--json", "json_path", type=click.Path(path_type=Path))
+def main(ops: tuple[str, ...], dtype: str, where: str, limit: int, json_path: Path | None
+         ) -> None:
+    found = local_gpu()
+    if found is None:
+        raise SystemExit("no GPU here")
+    target = found[1]
+    wanted = dict(pair.split("=", 1) for pair in where.split())
+    rows: list[dict] = []
+    with WorkerPool.local() as pool:
+        for op in ops:
+            spec = load_op(op)
+            family = family_for(spec)
+            if family is None:
+                raise SystemExit(f"{op}: no builtin template")
+            configs = [p for t in family.templates(target, dtype)
+                       for p in family.space(target, dtype, t) if _keep(p, wanted)][:limit]
+            click.echo(f"{op}: {len(configs)} configurations", err=True)
+            sources = [family.render(p, dtype, target) for p in configs]
+            with ThreadPoolExecutor(8) as compiling:
+                builds = list(compiling.map(lambda s: compile_source(s, target), sources))
+            options = EvalOptions.quick(spec, profile=False, sanitize=False)
+            for p, source, build in zip(configs, sources, builds, strict=True):
+                contract, _ = parse_contract(source, spec)
+                started = time.monotonic()
+                result = evaluate(build, contract, spec, target, options=options, workers=pool)
+                row = {"op": op, "dtype": dtype, "choices": p.choices,
+                       "verdict": result.verdict if result else "not run",
+                       "seconds": round(time.monotonic() - started, 2)}
+                if result and result.timings:
+                    t = result.timings[0]
+                    row.update(ms=t.ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms,
+                               baseline_ms=t.baseline_ms, fraction=t.roofline_fraction)
+                rows.append(row)
+                click.echo(f"{op} {row['verdict']:<6} {row.get('ms') or 0:.4f} ms "
+                           f"{row.get('fraction') or 0:6.1%}  eager "
+                           f"{row.get('baseline_ms') or 0:.4f}  {p.choices}")
+            done = sorted((r for r in rows if r["op"] == op and r.get("ms")),
+                          key=lambda r: r["ms"])
+            for r in done[:5]:
+                click.echo(f"best {op}: {r['ms']:.4f} ms ({r['fraction']:.1%}), eager "
+                           f"{r['baseline_ms']:.4f}: {r['choices']}")
+            if json_path:
+                json_path.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -108,9 +108,12 @@ def test_rowwise_defaults_keep_the_bench_row_in_registers_or_use_a_warp_per_row(
         assert (p.tpr, p.vec, p.cache) == (256, 4, 4)
     half, _ = family("softmax").first(SM90, "float16")
     assert (half.vec, half.cache, half.chunk) == (8, 2, 4096)
-    for op in ("sum", "max", "argmax"):
+    for op in ("sum", "max", "argmax"):  # the best of a sweep on an H200 (benchmarks/README)
         p, _ = family(op).first(SM90, "bfloat16")
-        assert (p.tpr, p.rpb, p.vec) == (32, 8, 8)
+        assert (p.tpr, p.rpb, p.vec, p.cache, p.hint) == (128, 2, 8, 8, 1)
+        p, _ = family(op).first(SM90, "float32")
+        assert (p.tpr, p.rpb, p.vec, p.cache, p.hint) == (128, 2, 4, 16, 1)
+        assert p.chunk >= 4096
     long_rows = dataclasses.replace(SPECS["softmax"], bench_sizes=({"M": 4096, "N": 32768},))
     p, why = family_for(long_rows).first(SM90, "float32")
     # 8 float4s per thread would need more than the 64 registers 1024 threads can have: streamed

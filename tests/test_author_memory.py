@@ -148,7 +148,7 @@ def test_first_proposal_is_the_family_default_with_its_reason(op):
 
 def test_reasons_of_the_first_proposals_say_why():
     assert "kept in registers" in propose(SM90, "float32", (), family("softmax")).reason
-    assert "shuffles only" in propose(SM90, "float32", (), family("argmax")).reason
+    assert "read evict-first" in propose(SM90, "float32", (), family("argmax")).reason
     assert "in flight" in propose(SM90, "float32", (), family("gelu")).reason
     assert "conflict-free" in propose(SM90, "float32", (), family("transpose")).reason
 

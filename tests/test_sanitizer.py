@@ -185,3 +185,14 @@ def test_a_launch_that_never_happened_is_not_called_clean(fake_sanitizer):
     text = report.describe()
     assert "nothing found (the launch under memcheck failed: launch_error" in text
     assert "no invalid access" not in text
+
+
+def test_the_tool_version_is_read_from_its_banner(monkeypatch, tmp_path):
+    exe = tmp_path / "compute-sanitizer"
+    exe.write_text("#!/bin/sh\necho 'NVIDIA (R) Compute Sanitizer'\n"
+                   "echo 'Version 2025.3.1.0 (build 36400806) (public-release)'\n")
+    exe.chmod(0o755)
+    monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: exe)
+    assert sanitizer.tool_version() == (2025, 3) < sanitizer.SHARED_INITCHECK
+    monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: None)
+    assert sanitizer.tool_version() is None

@@ -10,6 +10,7 @@ is inside the worker's bubblewrap sandbox with a time bound; a missing tool is s
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from dataclasses import replace
 
@@ -25,6 +26,24 @@ _OPTIONAL = ("--show-backtrace", "no", "--log-file", "{log}")
 _TOOL_OPTIONAL = {"memcheck": ("--padding", "256"), "racecheck": (),
                   "initcheck": ("--initcheck-address-space", "all")}
 SANITIZED = ("wrong", "crash", "launch_error")
+
+
+# The first compute-sanitizer whose initcheck takes --initcheck-address-space (shared memory).
+SHARED_INITCHECK = (2025, 4)
+
+
+def tool_version() -> tuple[int, int] | None:
+    """(year, release) of the compute-sanitizer kgen would run ("Version 2025.3.1.0"), or None."""
+    exe = toolkit.tool("compute-sanitizer")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"Version (\d{4})\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def tools_for(verdict: str, ptx: str | None) -> tuple[str, ...]:

@@ -108,7 +108,8 @@ def test_rowwise_defaults_keep_the_bench_row_in_registers_or_use_a_warp_per_row(
         assert (p.tpr, p.vec, p.cache) == (256, 4, 4)
     half, _ = family("softmax").first(SM90, "float16")
     assert (half.vec, half.cache, half.chunk) == (8, 2, 4096)
-    for op in ("sum", "max", "argmax"):  # the best of a sweep on an H200 (benchmarks/README)
+    # the best of a sweep on an H200: benchmarks/h200-2026-12-03-s2
+    for op in ("sum", "max", "argmax"):
         p, _ = family(op).first(SM90, "bfloat16")
         assert (p.tpr, p.rpb, p.vec, p.cache, p.hint) == (128, 2, 8, 8, 1)
         p, _ = family(op).first(SM90, "float32")

@@ -194,15 +194,27 @@ def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     rows, notes, bests = gemm_table(arch, dtypes, rounds, budget, out, stamp) if dtypes else (
         [], [], {})
-    op_rows, op_notes = [], []
-    if ops:
-        op_rows, op_notes = ops_table.measure_ops(
-            arch, ops_dtype, ops_table.all_ops(ops), ops_budget,
-            ops_builtin(bests, ops_rounds, ops_budget, out, stamp))
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"bench-{stamp}.json").write_text(json.dumps(
-        {"gpu": name, "rows": rows, "notes": notes, "ops_rows": op_rows,
-         "ops_notes": op_notes}, indent=2))
+    saved = out / f"bench-{stamp}.json"
+
+    def save(op_rows: list[dict], op_notes: list[str]) -> None:
+        saved.write_text(json.dumps({"gpu": name, "rows": rows, "notes": notes,
+                                     "ops_rows": op_rows, "ops_notes": op_notes}, indent=2))
+
+    def progress(op_rows: list[dict], op_notes: list[str]) -> None:
+        save(op_rows, op_notes)
+        click.echo(f"ops {len(op_rows)}/{len(names)}: "
+                   + ops_table.table(op_rows[-1:]).splitlines()[-1], err=True)
+
+    save([], [])
+    op_rows: list[dict] = []
+    op_notes: list[str] = []
+    names = ops_table.all_ops(ops) if ops else []
+    if names:
+        op_rows, op_notes = ops_table.measure_ops(
+            arch, ops_dtype, names, ops_budget,
+            ops_builtin(bests, ops_rounds, ops_budget, out, stamp), on_row=progress)
+    save(op_rows, op_notes)
     click.echo(f"\n{name} ({local.name}), {stamp}; median of timed launches, L2 flushed")
     if rows:
         click.echo("\ngemm\n" + "\n".join(notes))

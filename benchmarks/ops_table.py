@@ -66,9 +66,11 @@ def torch_times(dtype: str, names: list[str]) -> dict[str, dict]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Builtin
+def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Builtin,
+                on_row: Callable[[list[dict], list[str]], None] | None = None
                 ) -> tuple[list[dict], list[str]]:
-    """One row per op: our kernels through the worker, torch's from its own process."""
+    """One row per op: our kernels through the worker, torch's from its own process. `on_row`
+    sees the rows and notes so far after each op (a long table cut short keeps its rows)."""
     rows, notes = [], []
     torch = torch_times(dtype, names)
     for name in names:
@@ -84,6 +86,8 @@ def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Bu
                 notes.append(f"{name} {what}: {result.verdict} {result.message[:200]}")
         if theirs.get("note"):
             notes.append(f"{name}: {theirs['note']}")
+        if on_row is not None:
+            on_row(rows, notes)
     return rows, notes
 
 

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from kgen.errors import EnvironmentProblem
@@ -62,8 +63,13 @@ def gpu_codes() -> tuple[str, ...]:
 
 
 def tool(name: str) -> Path | None:
-    """A toolkit binary (ncu, compute-sanitizer, cuobjdump): on PATH, else beside nvcc."""
-    found = shutil.which(name)
+    """A toolkit binary (ncu, compute-sanitizer, cuobjdump): from NVIDIA's pip wheels first, then
+    on PATH, then beside nvcc.
+
+    The wheels come first because installing one is a deliberate choice: `kgen[sanitizer]` pulls
+    `nvidia-cuda-sanitizer-api`, a compute-sanitizer newer than the one a CUDA 13.0 toolkit ships
+    (its initcheck can check shared memory)."""
+    found = _from_wheels(name) or shutil.which(name)
     if found:
         return Path(found)
     try:
@@ -71,6 +77,20 @@ def tool(name: str) -> Path | None:
     except EnvironmentProblem:
         return None
     for candidate in (root / "bin" / name, nvcc_path().resolve().parent / name):
-        if candidate.is_file() and os.access(candidate, os.X_OK):
+        if _executable(candidate):
             return candidate
     return None
+
+
+def _from_wheels(name: str) -> Path | None:
+    """`nvidia/cu*/bin/NAME` under any sys.path folder, the newest CUDA first. (Not through the
+    `nvidia` package: some images ship it as a regular package that hides the other folders.)"""
+    for folder in sys.path:
+        for candidate in sorted(Path(folder or ".").glob(f"nvidia/cu*/bin/{name}"), reverse=True):
+            if _executable(candidate):
+                return candidate
+    return None
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)

@@ -4,6 +4,7 @@ sanitizer check's tool order, retry and error handling with a stand-in for the w
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -114,18 +115,24 @@ def _request() -> EvalRequest:
 
 @pytest.fixture
 def fake_sanitizer(monkeypatch, tmp_path):
-    exe = tmp_path / "compute-sanitizer"
-    exe.write_text("#!/bin/sh\n")
-    monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: exe)
     calls = []
 
-    def answer(replies):
+    def answer(replies, version=""):
+        # A fake executable per call, so the cached version of one is never another's.
+        exe = tmp_path / f"compute-sanitizer-{len(list(tmp_path.iterdir()))}"
+        exe.write_text(f"#!/bin/sh\necho 'Version {version}'\n" if version else "#!/bin/sh\n")
+        exe.chmod(0o755)
+        monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: exe)
+
         def fake(tool, request, binary, mode, **kw):
             calls.append((tool[tool.index("--tool") + 1], "--log-file" in tool,
                           dict(request.test_sizes[0])))
+            spaces.append("--initcheck-address-space" in tool)
             return replies.pop(0)
         monkeypatch.setattr(sanitizer.wrapped, "run", fake)
         return calls
+    spaces: list[bool] = []
+    answer.spaces = spaces  # type: ignore[attr-defined]
     return answer
 
 
@@ -163,6 +170,18 @@ def test_an_initcheck_without_the_shared_space_says_what_it_missed(fake_sanitize
     assert "global memory only" in report.describe()
 
 
+@pytest.mark.parametrize("version, asked", [("2025.3.1.0", False), ("2025.4.1.0", True)])
+def test_the_shared_space_is_asked_of_a_sanitizer_that_has_it(fake_sanitizer, version, asked):
+    """Known versions decide up front: 2025.3 is not asked (and the report says what it cannot
+    see), 2025.4 is asked to check shared memory too; neither needs a refused first run."""
+    clean = wrapped.Wrapped("", "", {"launched": True})
+    calls = fake_sanitizer([clean, clean], version=version)
+    report = sanitizer.check(_request(), b"cubin", "wrong", {"M": 7, "N": 3, "K": 5}, "ld.global")
+    assert [c[0] for c in calls] == ["memcheck", "initcheck"]
+    assert fake_sanitizer.spaces == [False, asked]
+    assert ("goes unseen" in report.note) is not asked
+
+
 def test_unknown_failing_size_uses_the_smallest_test_size_and_says_so(fake_sanitizer):
     calls = fake_sanitizer([wrapped.Wrapped("", "", {"launched": True})])
     report = sanitizer.check(_request(), b"cubin", "crash", None)
@@ -196,3 +215,24 @@ def test_the_tool_version_is_read_from_its_banner(monkeypatch, tmp_path):
     assert sanitizer.tool_version() == (2025, 3) < sanitizer.SHARED_INITCHECK
     monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: None)
     assert sanitizer.tool_version() is None
+
+
+def test_a_compute_sanitizer_from_the_pip_wheel_is_preferred(monkeypatch, tmp_path):
+    """`nvidia-cuda-sanitizer-api` puts its binary in nvidia/cu13/bin; it wins over PATH."""
+    from kgen import toolkit
+
+    site = tmp_path / "site"
+    exe = site / "nvidia" / "cu13" / "bin" / "compute-sanitizer"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    monkeypatch.syspath_prepend(str(site))
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    (on_path / "compute-sanitizer").write_text("#!/bin/sh\n")
+    (on_path / "compute-sanitizer").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{on_path}:{os.environ['PATH']}")
+    assert toolkit.tool("compute-sanitizer") == on_path / "compute-sanitizer"  # not executable
+    exe.chmod(0o755)
+    assert toolkit.tool("compute-sanitizer") == exe
+    exe.unlink()
+    assert toolkit.tool("compute-sanitizer") == on_path / "compute-sanitizer"

@@ -9,6 +9,7 @@ is inside the worker's bubblewrap sandbox with a time bound; a missing tool is s
 
 from __future__ import annotations
 
+import functools
 import re
 import subprocess
 import time
@@ -20,25 +21,31 @@ from kgen.gpu import sanlog, wrapped
 from kgen.wire import EvalRequest
 
 # Tool flags: the first group is always given; the second is left out on a retry, in case this
-# compute-sanitizer is older than the options (the shared address space of initcheck is new).
+# compute-sanitizer refuses one of them.
 _COMMON = ("--print-limit", "100")
 _OPTIONAL = ("--show-backtrace", "no", "--log-file", "{log}")
-_TOOL_OPTIONAL = {"memcheck": ("--padding", "256"), "racecheck": (),
-                  "initcheck": ("--initcheck-address-space", "all")}
+_TOOL_OPTIONAL = {"memcheck": ("--padding", "256"), "racecheck": (), "initcheck": ()}
+# Given only to a compute-sanitizer that has it (SHARED_INITCHECK and later).
+_SHARED_SPACE = ("--initcheck-address-space", "all")
 SANITIZED = ("wrong", "crash", "launch_error")
 
 
-# The first compute-sanitizer whose initcheck takes --initcheck-address-space (shared memory).
+# The first compute-sanitizer whose initcheck takes --initcheck-address-space (shared memory):
+# CUDA 13.1's. CUDA 13.0 ships 2025.3; `pip install nvidia-cuda-sanitizer-api>=13.1` (the
+# `kgen[sanitizer]` extra) brings a newer one, which `toolkit.tool` prefers.
 SHARED_INITCHECK = (2025, 4)
 
 
 def tool_version() -> tuple[int, int] | None:
     """(year, release) of the compute-sanitizer kgen would run ("Version 2025.3.1.0"), or None."""
     exe = toolkit.tool("compute-sanitizer")
-    if exe is None:
-        return None
+    return None if exe is None else _version(str(exe))
+
+
+@functools.cache
+def _version(exe: str) -> tuple[int, int] | None:
     try:
-        out = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
                              timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         return None
@@ -64,9 +71,11 @@ def failing_request(request: EvalRequest, sizes: dict[str, int] | None) -> tuple
             "the failing size is unknown (the worker died): checked at the smallest test size")
 
 
-def command(exe: str, tool: str, optional: bool = True) -> list[str]:
+def command(exe: str, tool: str, optional: bool = True, shared: bool = False) -> list[str]:
+    """The tool's command line; `shared` asks initcheck to look at shared memory too."""
     extra = (*_OPTIONAL, *_TOOL_OPTIONAL[tool]) if optional else ()
-    return [exe, "--tool", tool, *_COMMON, *extra]
+    space = _SHARED_SPACE if shared and tool == "initcheck" else ()
+    return [exe, "--tool", tool, *_COMMON, *extra, *space]
 
 
 def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, int] | None,
@@ -96,9 +105,11 @@ def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s
              unsafe: bool) -> tuple[list, str, str]:
     """(findings, error, note) of one tool; retried once without the optional flags when the
     tool itself refused to start, and the note then says what that run could not see."""
-    run = wrapped.run(command(exe, tool), request, binary, "sanitize", timeout_s=timeout_s,
-                      unsafe=unsafe)
-    note = ""
+    version = _version(exe)
+    shared = version is None or version >= SHARED_INITCHECK  # unknown: try, the retry covers it
+    note = dropped_note(tool) if tool == "initcheck" and not shared else ""
+    run = wrapped.run(command(exe, tool, shared=shared), request, binary, "sanitize",
+                      timeout_s=timeout_s, unsafe=unsafe)
     if not run.probe and not run.timed_out:  # the worker never ran: the tool refused its flags?
         run = wrapped.run(command(exe, tool, optional=False), request, binary, "sanitize",
                           timeout_s=timeout_s, unsafe=unsafe)
@@ -116,13 +127,11 @@ def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s
 
 
 def dropped_note(tool: str) -> str:
-    """What a run without the optional flags misses (this compute-sanitizer refused them)."""
+    """What a run without the optional flags (or without the shared space) misses."""
     if tool == "initcheck":
-        # --initcheck-address-space is in compute-sanitizer 2025.4 (CUDA 13.1) and later; the
-        # 2025.3 of CUDA 13.0 refuses it and checks global memory only.
-        return ("this compute-sanitizer has no --initcheck-address-space (2025.4 and later): "
-                f"initcheck looked at global memory only, so an uninitialized __shared__ read "
-                f"{UNSEEN}")
+        return ("this compute-sanitizer's initcheck has no --initcheck-address-space (2025.4 and "
+                "later; `pip install 'kgen[sanitizer]'` brings one): it looked at global memory "
+                f"only, so an uninitialized __shared__ read {UNSEEN}")
     return f"{tool} ran without {' '.join(_TOOL_OPTIONAL[tool] + _OPTIONAL[:2])}"
 
 

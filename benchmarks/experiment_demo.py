@@ -100,15 +100,18 @@ def grid_text(ops: list[str], base_url: str, samples: int, arch: str | None,
 @click.option("--compile-only", is_flag=True, help="No GPU: a smoke test of the script.")
 @click.option("--ray", "ray_address", metavar="ADDRESS|auto",
               help="Run the cells as Ray tasks (kgen experiment run --ray).")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="The chat server's port (0: any free one). The endpoint is part of each "
+                   "cell's identity: resuming a cut experiment needs the port it ran with.")
 def main(out: Path, ops: str | None, samples: int, workers: int, jobs: int | None,
-         arch: str | None, compile_only: bool, ray_address: str | None) -> None:
+         arch: str | None, compile_only: bool, ray_address: str | None, port: int) -> None:
     from kgen.cli import main as kgen
 
     chosen = ops.split(",") if ops else [op for op in available_ops()
                                          if reference_replies(op)[1]]
     script = scripts(chosen)
     out.mkdir(parents=True, exist_ok=True)
-    with ChatServer(models=("careful", "hasty")) as server:
+    with ChatServer(models=("careful", "hasty"), port=port) as server:
         server.push(*[responder(script)] * 10_000)
         grid = out.parent / f"{out.name}.yaml"
         grid.write_text(grid_text(chosen, server.base_url, samples, arch, not compile_only))

@@ -54,9 +54,10 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
     """One run of `count` candidates in this mode; what it took per candidate. (With K=2 the
     builtin search picks its candidates with less feedback, so its kernels may differ.)"""
     _, fresh, per_round = next(m for m in MODES if m[0] == mode)
-    model = BuiltinModel() if model_name == "builtin" else scripted(count)
+    rounds = -(-count // per_round)
+    model = BuiltinModel() if model_name == "builtin" else scripted(rounds * per_round)
     config = RunConfig("generate", arch, op="gemm", dtype="float32",
-                       rounds=-(-count // per_round), candidates=per_round, patience=10_000,
+                       rounds=rounds, candidates=per_round, patience=10_000,
                        fresh_workers=fresh)
     os.environ["KGEN_CACHE_DIR"] = str(base / f"cache-{model_name}-{mode}")
     run = Run.start(config, base / f"run-{model_name}-{mode}", model)

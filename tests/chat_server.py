@@ -98,14 +98,15 @@ def model_not_found(model: str = "no-such-model") -> Response:
 
 
 class ChatServer:
-    """The server, bound to 127.0.0.1 on a free port, serving from a background thread."""
+    """The server, bound to 127.0.0.1 on a free port (or `port`), serving from a background
+    thread."""
 
-    def __init__(self, models: tuple[str, ...] = ("test-model",)) -> None:
+    def __init__(self, models: tuple[str, ...] = ("test-model",), port: int = 0) -> None:
         self.models = list(models)
         self.requests: list[Recorded] = []
         self._queue: deque[Responder] = deque()
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)

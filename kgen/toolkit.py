@@ -63,23 +63,26 @@ def gpu_codes() -> tuple[str, ...]:
 
 
 def tool(name: str) -> Path | None:
-    """A toolkit binary (ncu, compute-sanitizer, cuobjdump): from NVIDIA's pip wheels first, then
-    on PATH, then beside nvcc.
+    """A toolkit binary (ncu, compute-sanitizer, cuobjdump): the one `KGEN_<NAME>` names (e.g.
+    KGEN_COMPUTE_SANITIZER), else on PATH, else beside nvcc, else from NVIDIA's pip wheels.
 
-    The wheels come first because installing one is a deliberate choice: `kgen[sanitizer]` pulls
-    `nvidia-cuda-sanitizer-api`, a compute-sanitizer newer than the one a CUDA 13.0 toolkit ships
-    (its initcheck can check shared memory)."""
-    found = _from_wheels(name) or shutil.which(name)
+    The override is how a newer tool is chosen, such as the compute-sanitizer 2025.4 of
+    `pip install nvidia-cuda-sanitizer-api` (its initcheck sees shared memory). It is never chosen
+    by itself: on the H200 with driver 580 (CUDA 13.0) that one did not start its target."""
+    override = os.environ.get("KGEN_" + re.sub(r"\W", "_", name).upper())
+    if override:
+        return Path(override) if _executable(Path(override)) else None
+    found = shutil.which(name)
     if found:
         return Path(found)
     try:
         root = cuda_root()
     except EnvironmentProblem:
-        return None
+        return _from_wheels(name)
     for candidate in (root / "bin" / name, nvcc_path().resolve().parent / name):
         if _executable(candidate):
             return candidate
-    return None
+    return _from_wheels(name)
 
 
 def _from_wheels(name: str) -> Path | None:

@@ -4,7 +4,6 @@ sanitizer check's tool order, retry and error handling with a stand-in for the w
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -217,22 +216,31 @@ def test_the_tool_version_is_read_from_its_banner(monkeypatch, tmp_path):
     assert sanitizer.tool_version() is None
 
 
-def test_a_compute_sanitizer_from_the_pip_wheel_is_preferred(monkeypatch, tmp_path):
-    """`nvidia-cuda-sanitizer-api` puts its binary in nvidia/cu13/bin; it wins over PATH."""
+def test_a_named_compute_sanitizer_wins_and_the_pip_wheel_is_the_last_resort(monkeypatch,
+                                                                              tmp_path):
+    """KGEN_COMPUTE_SANITIZER chooses a tool; `nvidia-cuda-sanitizer-api` (nvidia/cu13/bin) is
+    used only where neither PATH nor the toolkit has one."""
     from kgen import toolkit
+    from kgen.errors import EnvironmentProblem
 
     site = tmp_path / "site"
-    exe = site / "nvidia" / "cu13" / "bin" / "compute-sanitizer"
-    exe.parent.mkdir(parents=True)
-    exe.write_text("#!/bin/sh\n")
+    wheel = site / "nvidia" / "cu13" / "bin" / "compute-sanitizer"
+    named = tmp_path / "named" / "compute-sanitizer"
+    for exe in (wheel, named):
+        exe.parent.mkdir(parents=True)
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
     monkeypatch.syspath_prepend(str(site))
-    on_path = tmp_path / "bin"
-    on_path.mkdir()
-    (on_path / "compute-sanitizer").write_text("#!/bin/sh\n")
-    (on_path / "compute-sanitizer").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{on_path}:{os.environ['PATH']}")
-    assert toolkit.tool("compute-sanitizer") == on_path / "compute-sanitizer"  # not executable
-    exe.chmod(0o755)
-    assert toolkit.tool("compute-sanitizer") == exe
-    exe.unlink()
-    assert toolkit.tool("compute-sanitizer") == on_path / "compute-sanitizer"
+    monkeypatch.setenv("KGEN_COMPUTE_SANITIZER", str(named))
+    assert toolkit.tool("compute-sanitizer") == named
+    monkeypatch.setenv("KGEN_COMPUTE_SANITIZER", str(tmp_path / "missing"))
+    assert toolkit.tool("compute-sanitizer") is None  # a wrong name is not silently replaced
+    monkeypatch.delenv("KGEN_COMPUTE_SANITIZER")
+
+    def no_toolkit():
+        raise EnvironmentProblem("no nvcc")
+    monkeypatch.setattr(toolkit.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolkit, "cuda_root", no_toolkit)
+    assert toolkit.tool("compute-sanitizer") == wheel
+    wheel.chmod(0o644)
+    assert toolkit.tool("compute-sanitizer") is None

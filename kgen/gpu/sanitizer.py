@@ -31,8 +31,7 @@ SANITIZED = ("wrong", "crash", "launch_error")
 
 
 # The first compute-sanitizer whose initcheck takes --initcheck-address-space (shared memory):
-# CUDA 13.1's. CUDA 13.0 ships 2025.3; `pip install nvidia-cuda-sanitizer-api>=13.1` (the
-# `kgen[sanitizer]` extra) brings a newer one, which `toolkit.tool` prefers.
+# CUDA 13.1's. CUDA 13.0 ships 2025.3; KGEN_COMPUTE_SANITIZER can name a newer one.
 SHARED_INITCHECK = (2025, 4)
 
 
@@ -130,7 +129,7 @@ def dropped_note(tool: str) -> str:
     """What a run without the optional flags (or without the shared space) misses."""
     if tool == "initcheck":
         return ("this compute-sanitizer's initcheck has no --initcheck-address-space (2025.4 and "
-                "later; `pip install 'kgen[sanitizer]'` brings one): it looked at global memory "
+                "later; KGEN_COMPUTE_SANITIZER can name one): it looked at global memory "
                 f"only, so an uninitialized __shared__ read {UNSEEN}")
     return f"{tool} ran without {' '.join(_TOOL_OPTIONAL[tool] + _OPTIONAL[:2])}"
 

@@ -173,10 +173,6 @@ class Finding:
         return text
 
 
-# How a SanitizerReport's note says that a tool could not look at part of memory.
-UNSEEN = "goes unseen"
-
-
 @dataclass(frozen=True)
 class SanitizerReport:
     """compute-sanitizer at the smallest failing size: the tools run and what they found."""
@@ -187,6 +183,7 @@ class SanitizerReport:
     error: str = ""
     note: str = ""
     seconds: float = 0.0
+    blind_to: str = ""  # memory a tool could not look at ("shared memory"): no verdict on it
 
     def short(self) -> str:
         """`memcheck: out-of-bounds __global__ write of 4 bytes, line 11`: for table cells."""
@@ -203,7 +200,7 @@ class SanitizerReport:
         if not self.findings:
             if self.error:
                 text = f"{head}: nothing found ({self.error})"
-            elif UNSEEN in self.note:  # a tool ran blind to part of memory: no verdict on it
+            elif self.blind_to:
                 text = f"{head}: no invalid access, race or uninitialized read found"
             else:
                 text = (f"{head}: no invalid access, race or uninitialized read found; the fault "
@@ -223,7 +220,8 @@ class SanitizerReport:
     def from_json(cls, data: dict[str, Any]) -> SanitizerReport:
         found = tuple(Finding(**f) for f in data.get("findings", ()))
         return cls(dict(data.get("sizes", {})), tuple(data.get("tools", ())), found,
-                   data.get("error", ""), data.get("note", ""), float(data.get("seconds", 0.0)))
+                   data.get("error", ""), data.get("note", ""), float(data.get("seconds", 0.0)),
+                   data.get("blind_to", ""))
 
 
 def _pct(value: float | None) -> str:

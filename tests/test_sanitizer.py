@@ -166,6 +166,9 @@ def test_an_initcheck_without_the_shared_space_says_what_it_missed(fake_sanitize
     assert [(c[0], c[1]) for c in calls] == [("memcheck", True), ("racecheck", True),
                                              ("initcheck", True), ("initcheck", False)]
     assert not report.findings and "uninitialized __shared__ read goes unseen" in report.note
+    assert report.blind_to == "shared memory" and "the fault is in the arithmetic" not in (
+        report.describe())
+    assert SanitizerReport.from_json(report.to_json()) == report
     assert "global memory only" in report.describe()
 
 
@@ -179,6 +182,7 @@ def test_the_shared_space_is_asked_of_a_sanitizer_that_has_it(fake_sanitizer, ve
     assert [c[0] for c in calls] == ["memcheck", "initcheck"]
     assert fake_sanitizer.spaces == [False, asked]
     assert ("goes unseen" in report.note) is not asked
+    assert (report.blind_to == "shared memory") is not asked
 
 
 def test_unknown_failing_size_uses_the_smallest_test_size_and_says_so(fake_sanitizer):

@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from kgen import toolkit
-from kgen.findings import UNSEEN, SanitizerReport
+from kgen.findings import SanitizerReport
 from kgen.gpu import sanlog, wrapped
 from kgen.wire import EvalRequest
 
@@ -93,8 +93,9 @@ def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, in
                                                 f"{budget_s:g} s budget was spent"))
             break
         found, error, dropped = run_tool(str(exe), tool, one, binary, timeout_s, unsafe)
+        blind = "shared memory" if tool == "initcheck" and dropped else report.blind_to
         report = replace(report, tools=report.tools + (tool,), findings=tuple(found),
-                         error=error, note=_join(report.note, dropped))
+                         error=error, note=_join(report.note, dropped), blind_to=blind)
         if found:
             break
     return replace(report, seconds=round(time.monotonic() - started, 3))
@@ -130,7 +131,7 @@ def dropped_note(tool: str) -> str:
     if tool == "initcheck":
         return ("this compute-sanitizer's initcheck has no --initcheck-address-space (2025.4 and "
                 "later; KGEN_COMPUTE_SANITIZER can name one): it looked at global memory "
-                f"only, so an uninitialized __shared__ read {UNSEEN}")
+                "only, so an uninitialized __shared__ read goes unseen")
     return f"{tool} ran without {' '.join(_TOOL_OPTIONAL[tool] + _OPTIONAL[:2])}"
 
 

@@ -47,6 +47,11 @@ def hook(kind, listed, detail):
 
 driver.run(driver.plan(sys.argv[1], Path(sys.argv[2])), jobs=1, on_event=hook)
 """
+TERMINATOR = KILLER.replace("signal.SIGKILL", "signal.SIGTERM").replace(
+    "driver.run(", "try:\n    driver.run(") + """\
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__)
+"""
 
 
 def experiment(tmp_path: Path, grid: str = GRID) -> Path:
@@ -96,6 +101,23 @@ def test_a_killed_experiment_continues_where_it_stopped(tmp_path):
     assert "# Experiment kill-and-resume" in text and "compile only" in text
     assert "| default | script | 2 | 0% | 100% |" in text
     assert len(json.loads((out / "experiment.json").read_text())["sessions"]) == 1
+
+
+def test_sigterm_stops_an_experiment_as_ctrl_c_does(tmp_path):
+    """The cell in flight is closed (resumable) and recorded as stopped; the session and the
+    report are written; the stop is told as a signal."""
+    path, out = experiment(tmp_path), tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    stopped = subprocess.run([sys.executable, "-c", TERMINATOR, str(path), str(out)], env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert stopped.returncode == 0 and stopped.stdout.strip() == "Signalled", stopped.stderr
+    assert [r["status"] for r in lines(out / "cells.jsonl")] == ["finished", "stopped"]
+    assert len(json.loads((out / "experiment.json").read_text())["sessions"]) == 1
+    assert "| default | script |" in (out / "report.md").read_text()
+    result = CliRunner().invoke(main, ["experiment", "run", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert all(r["status"] == "finished" for r in {r["id"]: r for r in lines(
+        out / "cells.jsonl")}.values())
 
 
 def test_report_and_plots_and_without_matplotlib(tmp_path, monkeypatch):

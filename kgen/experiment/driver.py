@@ -19,6 +19,7 @@ from kgen.experiment.runner import ExperimentDir, labels
 from kgen.experiment.schedule import Event, Local
 from kgen.gpu.evaluate import missing_stack
 from kgen.gpu.pool import WorkerPool
+from kgen.loop.signals import signals_as_interrupts, signals_held
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,26 @@ def run(how: Plan, *, per_gpu: int = 1, jobs: int | None = None, ray: str | None
             on_event("skipped", listed, None)
     _describe(exp, how)
     failure: BaseException | None = None
-    if ray is not None:
-        from kgen.experiment import raycells
+    # SIGTERM and SIGHUP stop it as Ctrl-C does: cells closed, the session and the report written.
+    with signals_as_interrupts():
+        if ray is not None:
+            from kgen.experiment import raycells
 
-        session, failure = raycells.run(exp, how.grid, pending, address=ray, on_event=on_event)
-    else:
-        pool = _pool(how.grid, per_gpu)
-        on_pool(pool)
-        local = Local(jobs or (2 * len(pool.slots) if pool else 2), pool, on_event)
-        try:
-            session = local.run(exp, how.grid, pending)
-        finally:
-            if pool is not None:
-                pool.close()
-        failure = local.failure
-    exp.add_session(session)
-    data = report.write(exp)
+            session, failure = raycells.run(exp, how.grid, pending, address=ray,
+                                            on_event=on_event)
+        else:
+            pool = _pool(how.grid, per_gpu)
+            on_pool(pool)
+            local = Local(jobs or (2 * len(pool.slots) if pool else 2), pool, on_event)
+            try:
+                session = local.run(exp, how.grid, pending)
+            finally:
+                if pool is not None:
+                    pool.close()
+            failure = local.failure
+    with signals_held():
+        exp.add_session(session)
+        data = report.write(exp)
     if failure is not None:
         raise failure
     return data

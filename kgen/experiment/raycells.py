@@ -29,6 +29,7 @@ from kgen.experiment.grid import Grid
 from kgen.experiment.runner import ExperimentDir, labels, run_cell
 from kgen.experiment.schedule import Event
 from kgen.gpu.sandbox import KGEN_ROOT
+from kgen.loop.signals import signals_as_interrupts
 
 
 def _ray() -> Any:
@@ -116,12 +117,14 @@ def run(exp: ExperimentDir, grid: Grid, cells: list[Listed], *, address: str,
             on_event("start", listed, None)
             refs[task.remote(listed, grid, shipped, judged)] = listed
         try:
-            while refs:
-                ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
-                for ref in ready:
-                    failure = _finish(ray, exp, refs.pop(ref), ref, busy, on_event) or failure
-                if failure is not None:
-                    break
+            # Again after ray.init, which installs a SIGTERM handler of its own.
+            with signals_as_interrupts():
+                while refs:
+                    ready, _ = ray.wait(list(refs), num_returns=1, timeout=0.5)
+                    for ref in ready:
+                        failure = _finish(ray, exp, refs.pop(ref), ref, busy, on_event) or failure
+                    if failure is not None:
+                        break
         except KeyboardInterrupt as exc:
             failure = exc
         for ref in refs:

@@ -59,8 +59,8 @@ class Local:
                 done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._finish(exp, running.pop(future), future)
-        except KeyboardInterrupt:
-            self._halt(KeyboardInterrupt())
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP as Signalled
+            self._halt(exc)
             for future, listed in running.items():
                 future.exception()  # each closes its run directory at its next step
                 self._finish(exp, listed, future)

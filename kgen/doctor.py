@@ -121,8 +121,7 @@ def check_isolation(have_gpu: bool, unsafe: bool = False) -> list[Check]:
 def check_tool(name: str) -> Check:
     found = toolkit.tool(name)
     if found is None:
-        env = "KGEN_" + name.replace("-", "_").upper()
-        return Check(name, MISSING, f"not on PATH or beside nvcc (optional; {env} can name it)")
+        return Check(name, MISSING, f"{toolkit.missing(name)} (optional)")
     path = str(found)
     version = (_run([path, "--version"]) or "").strip().splitlines()
     return Check(name, OK, f"{path} {version[-1] if version else ''}".strip())

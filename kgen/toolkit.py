@@ -66,10 +66,11 @@ def tool(name: str) -> Path | None:
     """A toolkit binary (ncu, compute-sanitizer, cuobjdump): the one `KGEN_<NAME>` names (e.g.
     KGEN_COMPUTE_SANITIZER), else on PATH, else beside nvcc, else from NVIDIA's pip wheels.
 
-    The override is how a newer tool is chosen, such as the compute-sanitizer 2025.4 of
-    `pip install nvidia-cuda-sanitizer-api` (its initcheck sees shared memory). It is never chosen
-    by itself: on the H200 with driver 580 (CUDA 13.0) that one did not start its target."""
-    override = os.environ.get("KGEN_" + re.sub(r"\W", "_", name).upper())
+    The variable is how a newer tool is chosen, such as the compute-sanitizer 2025.4 of
+    `pip install nvidia-cuda-sanitizer-api` (its initcheck sees shared memory). The wheels come
+    last because such a tool can be newer than the driver: on the H200 with driver 580 (CUDA
+    13.0), that compute-sanitizer did not start its target."""
+    override = os.environ.get(env_name(name))
     if override:
         return Path(override) if _executable(Path(override)) else None
     found = shutil.which(name)
@@ -83,6 +84,19 @@ def tool(name: str) -> Path | None:
         if _executable(candidate):
             return candidate
     return _from_wheels(name)
+
+
+def env_name(name: str) -> str:
+    """The variable that names a tool: compute-sanitizer -> KGEN_COMPUTE_SANITIZER."""
+    return "KGEN_" + re.sub(r"\W", "_", name).upper()
+
+
+def missing(name: str) -> str:
+    """Why `tool(name)` found nothing, in one line that starts with the tool's name."""
+    env = env_name(name)
+    if os.environ.get(env):
+        return f"{name}: {env}={os.environ[env]} is not an executable file"
+    return f"{name} not found on PATH, beside nvcc or in NVIDIA's pip wheels ({env} can name one)"
 
 
 def _from_wheels(name: str) -> Path | None:

@@ -139,4 +139,6 @@ def test_nothing_profiled_says_why(fake_ncu):
 
 def test_missing_ncu_is_a_record_not_an_error(monkeypatch):
     monkeypatch.setattr(profile.toolkit, "tool", lambda name: None)
-    assert profile.collect(_request(), b"cubin").error.startswith("ncu (Nsight Compute) not found")
+    monkeypatch.delenv("KGEN_NCU", raising=False)
+    assert profile.collect(_request(), b"cubin").error.startswith(
+        "Nsight Compute: ncu not found on PATH, beside nvcc")

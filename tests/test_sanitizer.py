@@ -194,9 +194,15 @@ def test_unknown_failing_size_uses_the_smallest_test_size_and_says_so(fake_sanit
 
 def test_missing_compute_sanitizer_is_a_record(monkeypatch):
     monkeypatch.setattr(sanitizer.toolkit, "tool", lambda name: None)
+    monkeypatch.delenv("KGEN_COMPUTE_SANITIZER", raising=False)
     report = sanitizer.check(_request(), b"cubin", "wrong", None)
-    assert report.describe() == ("sanitizer  not run: compute-sanitizer not found on PATH or "
-                                 "beside nvcc")
+    assert report.describe() == ("sanitizer  not run: compute-sanitizer not found on PATH, beside "
+                                 "nvcc or in NVIDIA's pip wheels (KGEN_COMPUTE_SANITIZER can "
+                                 "name one)")
+    monkeypatch.setenv("KGEN_COMPUTE_SANITIZER", "/nowhere/compute-sanitizer")
+    report = sanitizer.check(_request(), b"cubin", "wrong", None)
+    assert report.error == ("compute-sanitizer: KGEN_COMPUTE_SANITIZER=/nowhere/compute-sanitizer"
+                            " is not an executable file")
 
 
 def test_a_launch_that_never_happened_is_not_called_clean(fake_sanitizer):

@@ -44,8 +44,7 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
     started = time.monotonic()
     exe = toolkit.tool("ncu")
     if exe is None:
-        return Profile(error="ncu (Nsight Compute) not found on PATH or beside nvcc",
-                       unavailable=True)
+        return Profile(error=f"Nsight Compute: {toolkit.missing('ncu')}", unavailable=True)
     if _unusable:
         return Profile(error=_unusable, unavailable=True)
     run = wrapped.run(command(str(exe), request.contract), request, binary, "profile",

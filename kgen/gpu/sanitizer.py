@@ -84,7 +84,7 @@ def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, in
     started = time.monotonic()
     exe = toolkit.tool("compute-sanitizer")
     if exe is None:
-        return SanitizerReport(error="compute-sanitizer not found on PATH or beside nvcc")
+        return SanitizerReport(error=toolkit.missing("compute-sanitizer"))
     one, note = failing_request(request, sizes)
     report = SanitizerReport(sizes=dict(one.test_sizes[0]), note=note)
     for tool in tools_for(verdict, ptx):

@@ -114,3 +114,14 @@ def test_search_spread_counts_candidates_to_within_five_percent_of_the_long_best
     text = "\n".join(summarize("float32-sm_90", short, long))
     assert "spread of the best: 0.3%" in text and "1 distinct best configuration(s): d" in text
     assert "best 3.0000 ms (f)" in text and "[4, 4, 2]" in text
+
+
+def test_mem_sweep_ranks_by_the_median_over_passes_and_shows_their_range(capsys):
+    from benchmarks.mem_sweep import _summary
+
+    rows = [{"choices": "a", "ms": ms, "baseline_ms": 0.076} for ms in (0.067, 0.103, 0.070)]
+    rows += [{"choices": "b", "ms": ms, "baseline_ms": 0.080} for ms in (0.072, 0.072, 0.074)]
+    _summary("sum", rows)
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["best sum: 0.0700 ms (median of 3, passes 0.0670-0.1030), eager 0.0760: a",
+                   "best sum: 0.0720 ms (median of 3, passes 0.0720-0.0740), eager 0.0800: b"]

@@ -3,6 +3,14 @@ measured peaks; candidate and baseline interleaved, L2 flushed before each launc
 
 napkin math: the flush buffer is 4x the L2 (60 MB on an H200 -> 240 MB memset, ~0.1 ms), so no
 input line survives in L2 from the previous launch; both sides pay the same cold-cache start.
+
+Events measure GPU time between two points of the stream, so the GPU must not run dry between the
+start event and the launch: if the CPU is still inside Python (building a launch's arguments, a
+torch.compile guard) when the GPU reaches the start event, the idle gap is counted as the kernel's
+time, and a 0.07 ms row reduction has no room for tens of microseconds of it. So each timed launch
+is queued behind a GPU spin (HOLD_S) that outlasts the CPU's enqueueing; the spin lies outside the
+events. (On the H200 the flush alone kept the GPU busy enough in an A/B of three launchers; the
+spin makes that hold whatever the CPU does.)
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from kgen.verdict import Timing
 
 MIN_REPS = 5
 MAX_REPS = 200
+HOLD_S = 300e-6  # GPU spin before each timed launch; far above the CPU cost of queueing one
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -47,15 +56,33 @@ def flush_buffer() -> Any:
 Step = tuple[Callable[[], Any], Callable[[], Any] | None]  # (what to time, what to do before)
 
 
+def gpu_hold(seconds: float = HOLD_S) -> Callable[[], None]:
+    """A function that queues a GPU spin of about `seconds` on the current stream (nothing where
+    torch has no spin kernel)."""
+    import torch
+
+    spin = getattr(torch.cuda, "_sleep", None)
+    if spin is None or seconds <= 0:
+        return lambda: None
+    import cupy
+
+    cycles = int(float(cupy.cuda.Device().attributes.get("ClockRate", 2_000_000)) * 1e3 * seconds)
+    return lambda: spin(cycles)
+
+
 def time_interleaved(steps: Sequence[Step], *, flush: Any = None, budget_s: float = 2.0,
                      min_reps: int = MIN_REPS, max_reps: int = MAX_REPS, warmup: int = 2,
-                     settle: Callable[[], None] | None = None) -> list[list[float]]:
-    """The one timing loop: each round times every step in turn with CUDA events (its `before`
-    and the L2 flush outside the timed region), until the budget is spent; ms per step.
+                     settle: Callable[[], None] | None = None,
+                     hold: Callable[[], None] | None = None) -> list[list[float]]:
+    """The one timing loop: each round times every step in turn with CUDA events (its `before`,
+    the L2 flush and a GPU spin outside the timed region), until the budget is spent; ms per step.
 
     `settle` runs after each round (the worker's watchdog wait, which turns a hang into a verdict).
+    `hold` queues the spin (default gpu_hold(): see the module's docstring).
     """
     import torch
+
+    hold = gpu_hold() if hold is None else hold
 
     for _ in range(warmup):  # module load, clocks, cuBLAS heuristics
         for fn, before in steps:
@@ -69,6 +96,7 @@ def time_interleaved(steps: Sequence[Step], *, flush: Any = None, budget_s: floa
                                           or time.monotonic() < deadline):
         events = []
         for fn, before in steps:
+            hold()
             if flush is not None:
                 flush.zero_()
             if before is not None:

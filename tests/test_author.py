@@ -147,6 +147,32 @@ def test_a_spread_of_the_space_compiles():
 
 
 @pytest.mark.nvcc
+def test_simt_tiles_above_48_kib_use_dynamic_shared_memory():
+    """256x128x16 in two stages needs 49,664 bytes: past the static limit, within Hopper's."""
+    p = SimtParams(256, 128, 16, 16, 8, 2, 4)
+    target = parse_arch("sm_90")
+    assert p.smem_bytes == 49664 and not problems(p, target, "float32")
+    source = render(p, "float32")
+    assert "smem=49664" in source
+    result = compile_source(source, target)
+    assert result.ok, result.summary
+    big = SimtParams(256, 256, 32, 16, 8, 2, 4)  # 132 KB: more than an sm_86 block may have
+    assert any("shared memory" in why for why in problems(big, arch("sm_86"), "float32"))
+    assert not any("shared memory" in why for why in problems(big, target, "float32"))
+
+
+def test_the_transposed_tile_is_a_neighbour():
+    """256x128 (16x8 threads) reaches 128x256 (8x16) in one step; a square tile has no twin."""
+    target = arch("sm_90")
+    wide = SimtParams(256, 128, 16, 16, 8, 2, 4)
+    assert SimtParams(128, 256, 16, 8, 16, 2, 4) in neighbours(wide, target, "float32")
+    square = SimtParams(128, 128, 8, 8, 8, 2, 4)
+    assert neighbours(square, target, "float32").count(square) == 0
+    mma = MmaParams(128, 256, 64, 2, 4, 4, 8, 2)
+    assert MmaParams(256, 128, 64, 4, 2, 4, 8, 2) in neighbours(mma, target, "float16")
+
+
+@pytest.mark.nvcc
 def test_simt_fallback_for_half_on_turing_compiles():
     target = parse_arch("sm_75")
     p = default(target, "float16")

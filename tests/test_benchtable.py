@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.bench_table import rows_for, table
+from benchmarks.gemm_configs import configure
 from kgen.ops import load_op
 from kgen.verdict import Evaluation, Timing
 
@@ -125,3 +128,17 @@ def test_mem_sweep_ranks_by_the_median_over_passes_and_shows_their_range(capsys)
     out = capsys.readouterr().out.splitlines()
     assert out == ["best sum: 0.0700 ms (median of 3, passes 0.0670-0.1030), eager 0.0760: a",
                    "best sum: 0.0720 ms (median of 3, passes 0.0720-0.0740), eager 0.0800: b"]
+
+
+def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
+    p = configure("sm_90a", "bfloat16", "bn=192 stages=4")
+    assert (p.template, p.bn, p.stages, p.bm) == ("wgmma", 192, 4, 128)
+    assert configure("sm_90", "float32", "").template == "simt"
+    with pytest.raises(SystemExit, match="'tiles=3' is not field=integer.*bn"):
+        configure("sm_90a", "bfloat16", "tiles=3")
+    with pytest.raises(SystemExit, match="cluster of 2 splits"):
+        configure("sm_90a", "bfloat16", "bn=192 cluster=2")
+    with pytest.raises(SystemExit, match="--dtype int32: no gemm template"):
+        configure("sm_90", "int32", "")
+    with pytest.raises(SystemExit, match="--arch sm_999"):
+        configure("sm_999", "float32", "")

@@ -30,7 +30,7 @@ class SimtParams:
 
     @property
     def smem_bytes(self) -> int:
-        """Static shared memory: A is stored transposed, with 4 floats of padding per row unless
+        """Dynamic shared memory: A is stored transposed, with 4 floats of padding per row unless
         swizzled."""
         return self.stages * self.bk * ((self.bm + (0 if self.swz else 4)) + self.bn) * 4
 
@@ -48,8 +48,8 @@ def render(p: SimtParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
     info = DTYPES[dtype]
     name = f"gemm_simt_{info.short}"
-    launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) smem=0 "
-              "args=(A, B, C, M, N, K)")
+    launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) "
+              f"smem={p.smem_bytes} args=(A, B, C, M, N, K)")
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
              f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}, float32 "
              "accumulation; any M, N, K.\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 
 from kgen.arch import Arch
 from kgen.author import mma, simt, wgmma
@@ -25,12 +26,11 @@ SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 3
 MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
             "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5), "group": (1, 8, 16),
             "pipe": (1, 2)}
-STATIC_SMEM_LIMIT = 48 * 1024  # the SIMT template uses static shared memory
 # pipe=2 ceiling on (napkin registers + 16-byte loads per thread), from ptxas on sm_90: 64x64 warp
 # tiles (estimate 232) stay unspilled at up to 16 loads per thread (128x256x64 2x4: 12 loads, 246
 # registers) and spill beyond (128x64x64 2x1: 24 loads); 128x32 warp tiles need 248 + loads.
 MMA_PIPE_LIMIT = 248
-WGMMA_AXES = {"bm": (128,), "bn": (128, 256), "stages": (3, 4, 5), "consumers": (1, 2),
+WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consumers": (1, 2),
               "cluster": (1, 2), "group": (1, 8, 16), "epi": (0, 1)}
 _AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES}
 
@@ -64,8 +64,11 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
             MmaParams(128, 256, 32, 2, 4, 3, 8, 2), OLD_MMA_DEFAULT,
             MmaParams(128, 128, 32, 2, 4, 4), MmaParams(128, 128, 32, 2, 4, 3),
             MmaParams(64, 64, 32, 2, 2, 3)),
-    "simt": (SimtParams(128, 128, 8, 8, 8, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 1),
-             SimtParams(64, 64, 16, 4, 4, 2, 1)),
+    # simt: 128x256x16 (49.7 KB, dynamic shared memory) ran 3.043 / 23.93 / 1.482 ms at the three
+    # bench sizes on the H200 (0.88x / 0.90x / 0.93x of cuBLAS, 2026-12-03, gemm_configs), ahead
+    # of the search's former best 256x128x8 (0.87x / 0.87x / 0.90x) and of 128x128x8 (3.19 ms).
+    "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4),
+             SimtParams(128, 128, 8, 8, 8, 2, 1), SimtParams(64, 64, 16, 4, 4, 2, 1)),
     # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16,
     # persistent in groups of 8 tile rows, with the TMA-store epilogue (3 stages: 209 KiB). On the
     # H200 (2026-12-02, kgen bench, cuBLAS interleaved) bf16 ran 765 / 736 / 528 TFLOP/s at 4096^3 /
@@ -94,8 +97,9 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("thread tile must split the block tile in 4-wide strips")
         elif (p.bm * p.bk) % (4 * p.threads) or (p.bk * p.bn) % (4 * p.threads) or p.bk % 4:
             out.append("tile loads do not divide evenly over the threads")
-        if p.smem_bytes > STATIC_SMEM_LIMIT:
-            out.append(f"{p.smem_bytes} bytes of static shared memory (limit 48 KiB)")
+        if p.smem_bytes > facts.max_smem_per_block:
+            out.append(f"{p.smem_bytes} bytes of shared memory (limit "
+                       f"{facts.max_smem_per_block} on {arch.name})")
         if p.vec == 4 and dtype != "float32":
             out.append("float4 loads are for float32 only")
         if p.tm * p.tn > 128:
@@ -164,7 +168,7 @@ def space(arch: Arch, dtype: str, template: str) -> list[Params]:
 
 
 def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
-    """Valid configurations one step away along one axis."""
+    """Valid configurations one step away along one axis, and the transposed tile."""
     axes = _AXES[type(p)]
     out = []
     for name, values in axes.items():
@@ -174,7 +178,23 @@ def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
                 q = type(p)(**{**p.__dict__, name: values[j]})
                 if not problems(q, arch, dtype):
                     out.append(q)
+    turned = transposed(p)
+    if turned is not None and turned != p and not problems(turned, arch, dtype):
+        out.append(turned)
     return out
+
+
+def transposed(p: Params) -> Params | None:
+    """The same tile turned on its side (BMxBN -> BNxBM, with the thread or warp grid turned too).
+
+    One step on one axis cannot reach it (four fields change at once), yet it is often the better
+    of the two: on the H200, simt 128x256x16 with 8x16 thread tiles ran 0.88-0.93x of cuBLAS where
+    256x128x16 with 16x8 ran 0.86-0.90x."""
+    if isinstance(p, SimtParams):
+        return replace(p, bm=p.bn, bn=p.bm, tm=p.tn, tn=p.tm)
+    if isinstance(p, MmaParams):
+        return replace(p, bm=p.bn, bn=p.bm, wm=p.wn, wn=p.wm)
+    return None  # wgmma's tile is fixed at 128 rows
 
 
 def render(p: Params, dtype: str) -> str:

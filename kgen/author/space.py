@@ -64,9 +64,9 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
             MmaParams(128, 256, 32, 2, 4, 3, 8, 2), OLD_MMA_DEFAULT,
             MmaParams(128, 128, 32, 2, 4, 4), MmaParams(128, 128, 32, 2, 4, 3),
             MmaParams(64, 64, 32, 2, 2, 3)),
-    # simt: 128x256x16 (49.7 KB, dynamic shared memory) ran 3.043 / 23.93 / 1.482 ms at the three
-    # bench sizes on the H200 (0.88x / 0.90x / 0.93x of cuBLAS, 2026-12-03, gemm_configs), ahead
-    # of the search's former best 256x128x8 (0.87x / 0.87x / 0.90x) and of 128x128x8 (3.19 ms).
+    # simt: 128x256x16 (49.7 KB of dynamic shared memory) was the fastest SIMT configuration at
+    # all three bench sizes on the H200, ahead of the search's former best 256x128x8
+    # (benchmarks/h200-2026-12-03-s4/simt-configs.log).
     "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4),
              SimtParams(128, 128, 8, 8, 8, 2, 1), SimtParams(64, 64, 16, 4, 4, 2, 1)),
     # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16,
@@ -187,9 +187,8 @@ def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
 def transposed(p: Params) -> Params | None:
     """The same tile turned on its side (BMxBN -> BNxBM, with the thread or warp grid turned too).
 
-    One step on one axis cannot reach it (four fields change at once), yet it is often the better
-    of the two: on the H200, simt 128x256x16 with 8x16 thread tiles ran 0.88-0.93x of cuBLAS where
-    256x128x16 with 16x8 ran 0.86-0.90x."""
+    One step on one axis cannot reach it (four fields change at once), yet the two can differ by
+    several percent: A and B are not loaded alike (A is stored transposed in shared memory)."""
     if isinstance(p, SimtParams):
         return replace(p, bm=p.bn, bn=p.bm, tm=p.tn, tn=p.tm)
     if isinstance(p, MmaParams):

@@ -69,7 +69,6 @@ def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float
     sources = [space.render(p, dtype) for p in configs]
     with ThreadPoolExecutor(8) as pool:  # warm the compile cache in parallel
         list(pool.map(lambda s: compile_source(s, task.arch), sources))
-    sizes = ["x".join(str(s[k]) for k in ("M", "N", "K")) for s in spec.bench_sizes]
     rows = []
     for p, source in zip(configs, sources, strict=True):
         result = bench_source(source, task, budget)
@@ -77,8 +76,8 @@ def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float
         base_list = [t.baseline_ms for t in result.timings]
         rows.append({"choices": p.choices, "verdict": result.verdict, "ms": ms_list,
                      "cublas_ms": base_list})
-        cells = [f"{size} {ms:.4f} ms ({base / ms:.2f}x)" for size, ms, base in
-                 zip(sizes, ms_list, base_list, strict=False) if ms and base]
+        cells = [f"{t.size_label} {t.ms:.4f} ms ({t.baseline_ms / t.ms:.2f}x)"
+                 for t in result.timings if t.ms and t.baseline_ms]
         click.echo(f"{p.choices}: {result.verdict}; " + "; ".join(cells)
                    + ("" if result.passed else f" {result.message[:300]}"))
         if json_path:

@@ -97,9 +97,6 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("thread tile must split the block tile in 4-wide strips")
         elif (p.bm * p.bk) % (4 * p.threads) or (p.bk * p.bn) % (4 * p.threads) or p.bk % 4:
             out.append("tile loads do not divide evenly over the threads")
-        if p.smem_bytes > facts.max_smem_per_block:
-            out.append(f"{p.smem_bytes} bytes of shared memory (limit "
-                       f"{facts.max_smem_per_block} on {arch.name})")
         if p.vec == 4 and dtype != "float32":
             out.append("float4 loads are for float32 only")
         if p.tm * p.tn > 128:
@@ -120,9 +117,9 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("double-buffered fragments of this warp tile would spill")
         if p.pipe == 2 and p.bk < 32:
             out.append("double-buffered fragments need at least two 16-wide k-steps per tile")
-        if p.smem_bytes > facts.max_smem_per_block:
-            out.append(f"{p.smem_bytes} bytes of shared memory (limit "
-                       f"{facts.max_smem_per_block} on {arch.name})")
+    if p.smem_bytes > facts.max_smem_per_block:  # every template sizes its tiles dynamically
+        out.append(f"{p.smem_bytes} bytes of shared memory (limit "
+                   f"{facts.max_smem_per_block} on {arch.name})")
     if estimated_registers(p) * p.threads > facts.registers_per_sm:
         out.append("not even one block fits the register file")
     return out
@@ -138,9 +135,6 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
         out.append(f"{p.acc_per_thread} accumulators per thread would exceed the register cap")
     if p.cluster == 2 and (p.bn // 64) % 2:
         out.append("a cluster of 2 splits B's 64-column chunks evenly")
-    if p.smem_bytes > arch.facts.max_smem_per_block:
-        out.append(f"{p.smem_bytes} bytes of shared memory (limit "
-                   f"{arch.facts.max_smem_per_block} on {arch.name})")
     return out
 
 

@@ -121,22 +121,18 @@ def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
                 f"rows of {n} (the first bench size) are long: a 256-thread block per row, "
                 f"each thread with {cache} 16-byte loads in flight, one shared-memory combine "
                 "per row")
-        if op == "sum":
-            # Measured on an H200 (sum, 16384 x 4096 float32, 104 configurations with 16-byte
-            # accesses): 128 threads per row, 2 rows per block, the row's loads all in flight and
-            # read evict-first ran at 98% of the copy bandwidth (96% again in `make bench`).
-            full = max(1, 64 // vec)
-            return RowParams(op, 128, 2, vec, full, 0, 1), (
-                f"each row of {n} (the first bench size) is read once: 128 threads per row, 2 "
-                f"rows per 256-thread block, up to {full} 16-byte loads in flight per thread, "
-                "read evict-first (the best of a sweep of this template on an H200)")
-        # max and argmax keep a warp per row: with sum's sweep winner they ran at 81% and 58%
-        # in `make bench` on the H200 (argmax's value-and-index pairs double what each thread
-        # holds), against 88% and 87% with this one.
-        return RowParams(op, 32, 8, vec, cache, 0), (
-            f"each row of {n} (the first bench size) is read once: a warp per row reduces with "
-            f"shuffles only (no barrier), 8 rows per 256-thread block, {cache} 16-byte loads in "
-            "flight per lane")
+        # Measured on an H200 (16384 x 4096 float32, every configuration with 16-byte accesses,
+        # 32-128 threads per row, 4-16 loads per thread): 128 threads per row, the row's loads
+        # all in flight and read evict-first. sum ran at 98% of the copy bandwidth with 2 rows
+        # per block (96% in `make bench`); max at 94.6% with 2 rows per block; argmax at 93.3%
+        # with 1 (its value-and-index pairs: 88% with 2). The warp-per-row default they had
+        # before ran at 84-87% in the same sweeps (benchmarks/h200-2026-12-03-s5/).
+        full = max(1, 64 // vec)
+        rpb = 1 if op == "argmax" else 2
+        return RowParams(op, 128, rpb, vec, full, 0, 1), (
+            f"each row of {n} (the first bench size) is read once: 128 threads per row, {rpb} "
+            f"row(s) per {128 * rpb}-thread block, up to {full} 16-byte loads in flight per "
+            "thread, read evict-first (the best of a sweep of this template on an H200)")
     tpr = min(1024, max(32, memspace.pow2_at_least(-(-n // (vec * cache)))))
     cache = min(16, memspace.pow2_at_least(-(-n // (tpr * vec))))  # more only past 1024 threads
     online = int(op in ONLINE_OPS)

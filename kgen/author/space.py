@@ -57,10 +57,15 @@ def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
 # mma by a third against 64x32, 128x256 cuts the L2->SM bytes per flop by a quarter against
 # 128x128, and double-buffered fragments keep the tensor cores fed with only 8 warps per SM (246
 # registers, no spills on sm_90). 4 stages (204 KiB) fit sm_90/sm_100, 3 stages (153 KiB) sm_80,
-# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120).
+# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120). Since then, in six 6-round float16 searches on
+# the H200 (benchmarks/h200-2026-12-03-s4/ and -s5/), 128x256x32 with 4 stages (96 KiB) was the
+# best every time, 2.5% ahead of 128x256x64 4 stages (0.359 against 0.368 ms at 4096^3), so it
+# leads (sm_80, sm_90, sm_100; the 99 KiB parts take it with 3 stages). Only the H200 has
+# measured it.
 OLD_MMA_DEFAULT = MmaParams(128, 128, 64, 2, 4, 3, 1, 1)
 _DEFAULTS: dict[str, tuple[Params, ...]] = {
-    "mma": (MmaParams(128, 256, 64, 2, 4, 4, 8, 2), MmaParams(128, 256, 64, 2, 4, 3, 8, 2),
+    "mma": (MmaParams(128, 256, 32, 2, 4, 4, 8, 2),
+            MmaParams(128, 256, 64, 2, 4, 4, 8, 2), MmaParams(128, 256, 64, 2, 4, 3, 8, 2),
             MmaParams(128, 256, 32, 2, 4, 3, 8, 2), OLD_MMA_DEFAULT,
             MmaParams(128, 128, 32, 2, 4, 4), MmaParams(128, 128, 32, 2, 4, 3),
             MmaParams(64, 64, 32, 2, 2, 3)),
@@ -162,7 +167,7 @@ def space(arch: Arch, dtype: str, template: str) -> list[Params]:
 
 
 def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
-    """Valid configurations one step away along one axis, and the transposed tile."""
+    """Valid configurations one step away along one axis, and the wide twin of a tall tile."""
     axes = _AXES[type(p)]
     out = []
     for name, values in axes.items():
@@ -173,16 +178,24 @@ def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
                 if not problems(q, arch, dtype):
                     out.append(q)
     turned = transposed(p)
-    if turned is not None and turned != p and not problems(turned, arch, dtype):
+    if turned is not None and not problems(turned, arch, dtype):
         out.append(turned)
     return out
 
 
 def transposed(p: Params) -> Params | None:
-    """The same tile turned on its side (BMxBN -> BNxBM, with the thread or warp grid turned too).
+    """A tall tile turned on its side (BMxBN -> BNxBM where BM > BN, with the thread or warp grid
+    turned too); None for square and wide tiles.
 
-    One step on one axis cannot reach it (four fields change at once), yet the two can differ by
-    several percent: A and B are not loaded alike (A is stored transposed in shared memory)."""
+    One step on one axis cannot reach it (four fields change at once), yet the two differ: on the
+    H200 the wide tile was the faster for both templates (SIMT float32 128x256x16 3.04 ms against
+    256x128x16 3.14 ms at 4096^3; mma float16 128x256x64 0.366 ms against 256x128x64 0.369 ms),
+    A being the operand that costs more to stage. Only that direction is offered: the cost model
+    scores the two alike, and a wide best's tall twin took one of the three tries the search's
+    patience allows (benchmarks/h200-2026-12-03-s5/spread-f16-sm90-run3.log: it crowded out
+    BK=32, which was 3.5% faster, and the run stopped)."""
+    if p.bm <= p.bn:
+        return None
     if isinstance(p, SimtParams):
         return replace(p, bm=p.bn, bn=p.bm, tm=p.tn, tn=p.tm)
     if isinstance(p, MmaParams):

@@ -8,7 +8,7 @@
 // SWZ 0 (A tile padded by 4 floats per row) or 1 (unpadded, 4-float groups XOR-swizzled by row:
 // the transposed stores stay free of bank conflicts for every BK, where padding alone leaves
 // 2-way conflicts at BK=16 and 4-way at BK=32).
-// Launch: grid=(cdiv(N,BN), cdiv(M,BM)) block=((BM/TM)*(BN/TN)) smem=SMEM_BYTES (dynamic shared
+// Launch: grid=(cdiv(N,BN), cdiv(M,BM)) block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared
 // memory, so that tiles above the 48 KiB static limit can be used: 128x256x16, the float32
 // default, needs 49,664 bytes).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
@@ -22,7 +22,6 @@ constexpr int LDA = SWZ ? BM : BM + 4;  // padded: the transposed stores land on
 constexpr int A_LOADS = BM * BK / (4 * THREADS);  // 4-element chunks each thread moves per tile
 constexpr int B_LOADS = BK * BN / (4 * THREADS);
 constexpr bool WIDE = VEC == 4 && sizeof(T) == 4;  // float4 global access only for float32
-constexpr int SMEM_BYTES = STAGES * BK * (LDA + BN) * 4;  // as SimtParams.smem_bytes
 // Ask ptxas to fit two blocks per SM (<= 128 registers at 256 threads): one hides the other's
 // syncs. Not with 8x16 thread tiles, which would spill.
 constexpr int MIN_BLOCKS = (THREADS <= 256 && TM * TN <= 64) ? 2 : 1;

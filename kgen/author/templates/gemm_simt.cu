@@ -8,9 +8,9 @@
 // SWZ 0 (A tile padded by 4 floats per row) or 1 (unpadded, 4-float groups XOR-swizzled by row:
 // the transposed stores stay free of bank conflicts for every BK, where padding alone leaves
 // 2-way conflicts at BK=16 and 4-way at BK=32).
-// Launch: grid=(cdiv(N,BN), cdiv(M,BM)) block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared
-// memory, so that tiles above the 48 KiB static limit can be used: 128x256x16, the float32
-// default, needs 49,664 bytes).
+// Launch: grid=(cdiv(N,BN), cdiv(M,BM)) block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4
+// (dynamic shared memory, so that tiles above the 48 KiB static limit can be used: 128x256x16,
+// the float32 default, needs 49,664 bytes).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;

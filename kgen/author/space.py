@@ -57,11 +57,11 @@ def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
 # mma by a third against 64x32, 128x256 cuts the L2->SM bytes per flop by a quarter against
 # 128x128, and double-buffered fragments keep the tensor cores fed with only 8 warps per SM (246
 # registers, no spills on sm_90). 4 stages (204 KiB) fit sm_90/sm_100, 3 stages (153 KiB) sm_80,
-# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120). Since then, in six 6-round float16 searches on
-# the H200 (benchmarks/h200-2026-12-03-s4/ and -s5/), 128x256x32 with 4 stages (96 KiB) was the
-# best every time, 2.5% ahead of 128x256x64 4 stages (0.359 against 0.368 ms at 4096^3), so it
-# leads (sm_80, sm_90, sm_100; the 99 KiB parts take it with 3 stages). Only the H200 has
-# measured it.
+# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120). Since then, in six float16 searches on the H200
+# (6 rounds, one cut after 4 candidates; benchmarks/h200-2026-12-03-s4/ and -s5/), 128x256x32
+# with 4 stages (96 KiB) was the best every time, 2.5% ahead of 128x256x64 with 4 stages (0.359
+# against 0.368 ms at 4096^3), so it leads (sm_80, sm_90, sm_100; the 99 KiB parts take it with
+# 3 stages). Only the H200 has measured it.
 OLD_MMA_DEFAULT = MmaParams(128, 128, 64, 2, 4, 3, 1, 1)
 _DEFAULTS: dict[str, tuple[Params, ...]] = {
     "mma": (MmaParams(128, 256, 32, 2, 4, 4, 8, 2),

@@ -413,10 +413,27 @@ def test_plain_sm90_keeps_mma_sync_and_says_wgmma_needs_sm90a():
     assert "template=mma " in reply.text and "--arch sm_90a" in reply.text
 
 
+@pytest.mark.nvcc
+def test_wgmma_clusters_release_stages_without_a_cluster_scope_fence():
+    """Clusters of 2 ran at half speed while every k-block's stage release carried
+    .release.cluster (and the producer's wait .acquire.cluster); without them they run as fast as
+    single CTAs. The remote arrival must stay, or the peer's multicast could overwrite a stage
+    still in use."""
+    p = dataclasses.replace(default(arch("sm_90a"), "bfloat16"), cluster=2)
+    source = render(p, "bfloat16")
+    assert "mbarrier.arrive.shared::cluster.b64" in source and "mapa.shared::cluster" in source
+    assert ".release.cluster.shared::cluster" not in source
+    assert "try_wait.parity.acquire.cluster" not in source
+    result = compile_source(source, arch("sm_90a"))
+    assert result.ok and not result.diagnostics, result.summary
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("cluster", [1, 2])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype):
-    """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads)."""
+def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, cluster):
+    """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads), for
+    the default and the same with clusters of 2 (multicast B, cross-CTA stage release)."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
@@ -424,7 +441,7 @@ def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype):
     if found is None or found[1].major_minor != 90:
         pytest.skip("needs an sm_90 GPU")
     target = arch("sm_90a")
-    source = render(default(target, dtype), dtype)
+    source = render(dataclasses.replace(default(target, dtype), cluster=cluster), dtype)
     contract, _ = parse_contract(source, SPEC)
     compiled = compile_source(source, target)
     options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)

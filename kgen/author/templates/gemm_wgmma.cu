@@ -60,10 +60,10 @@
 //   Requirements: flags bit 0: K % 8 == 0, N % 8 == 0, A and B 16-byte aligned;
 //                 flags bit 1: N % 8 == 0, C 16-byte aligned.
 //
-// SPEED TO EXPECT (untested here: no GPU on the authoring machine)
-//   WS=1, 128x256x64, cluster 2, persistent, on an H200: the design class of fast.cu's kernels
-//   8-10 (fast.cu: ~780-808 TFLOP/s on H100 at 8192^3); hope: 700-800 TFLOP/s in bf16
-//   (cuBLAS ~790-800 on this H200). WS=0 (simple): a few hundred TFLOP/s.
+// SPEED (measured on an H200, bf16, ratios to cuBLAS at 4096^3 / 8192^3 / 3000x5000x2000)
+//   WS=1, 128x256x64, 3 stages, EPI=1, persistent: 0.99x / 1.01x / 0.86x; the same with
+//   clusters of 2: 0.96x / 1.00x / 0.92x (benchmarks/h200-2026-12-03-s6/). At 4096^3 Nsight
+//   Compute puts the tensor pipe at 94%. WS=0 (simple): a few hundred TFLOP/s.
 //
 // SHARED MEMORY LAYOUT (offsets from a 1024-byte aligned base; each stage 1024-aligned)
 //   A stage s: BM rows x 128 bytes (64 K-elements), 128B-swizzled by TMA: the 16-byte chunk c of
@@ -149,11 +149,16 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 // Arrive on the mbarrier at the same smem offset in CTA `cta` of this cluster (itself included).
+// The default semantics (release at CTA scope), not .release.cluster: what the arrival hands back
+// is a stage whose wgmma reads have completed (wgmma.wait_group), so there is nothing for a
+// cluster-scope fence to order, and that fence cost every k-block's release: with it (and the
+// matching .acquire.cluster wait in the producer), clusters of 2 ran at half the speed of single
+// CTAs on the H200 (0.51x of cuBLAS at 4096^3, 0.96x without; one CTA 0.99x).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
   asm volatile(
       "{\n.reg .b32 ra;\n"
       "mapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
 }
@@ -165,19 +170,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-// The same with cluster-scope acquire: for empty[] barriers that remote CTAs arrive on.
-__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
         "selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
         : "r"(bar), "r"(parity)
@@ -628,8 +620,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
           const uint32_t bytes = (a_in ? A_STAGE_BYTES : 0) + nb * B_CHUNK_BYTES;
 #pragma unroll 1
           for (int kb = 0; kb < nkb; ++kb) {
-            if constexpr (CLUSTER_M > 1) mbar_wait_cluster(empty(s), ph ^ 1);
-            else mbar_wait(empty(s), ph ^ 1);
+            mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
             mbar_arrive_expect_tx(full(s), bytes);
             if (a_in) tma_load(sA(s), &tmA, kb * BK, m0, full(s));
 #pragma unroll
@@ -659,8 +650,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
         const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
 #pragma unroll 1
         for (int kb = 0; kb < nkb; ++kb) {
-          if constexpr (CLUSTER_M > 1) mbar_wait_cluster(empty(s), ph ^ 1);
-          else mbar_wait(empty(s), ph ^ 1);
+          mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
           load_stage_manual<128>(sA(s), sB(s), A, B, m0, n0, kb * BK, M, N, K, pt);
           fence_proxy_async();
           mbar_arrive(full(s));

@@ -203,8 +203,10 @@ def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_
 
     def progress(op_rows: list[dict], op_notes: list[str]) -> None:
         save(op_rows, op_notes)
-        click.echo(f"ops {len(op_rows)}/{len(names)}: "
-                   + ops_table.table(op_rows[-1:]).splitlines()[-1], err=True)
+        last = [r for r in op_rows if r["op"] == op_rows[-1]["op"]]  # the op just measured
+        done = len({r["op"] for r in op_rows})
+        for line in ops_table.table(last).splitlines()[2:]:
+            click.echo(f"ops {done}/{len(names)}: {line}", err=True)
 
     save([], [])
     op_rows: list[dict] = []
@@ -220,7 +222,7 @@ def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_
         click.echo("\ngemm\n" + "\n".join(notes))
         click.echo(table(rows))
     if op_rows:
-        click.echo(f"\nops ({ops_dtype}, first bench size; in brackets: share of the roofline, "
+        click.echo(f"\nops ({ops_dtype}, every bench size; in brackets: share of the roofline, "
                    "from the measured copy bandwidth or cuBLAS's matmul rate)")
         click.echo("\n".join(op_notes))
         click.echo(ops_table.table(op_rows))

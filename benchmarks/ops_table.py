@@ -1,4 +1,4 @@
-"""`make bench`, the ops table: every shipped op at its first bench size — the reference naive
+"""`make bench`, the ops table: every shipped op at each of its bench sizes — the reference naive
 kernel, the builtin author's best (for every op the author can write: `can_write` decides, so a
 row appears by itself when the author learns an op), torch eager, torch.compile — each with its
 share of the roofline: of the measured copy bandwidth for memory-bound ops, of cuBLAS's matmul
@@ -41,8 +41,8 @@ def naive_kernel(spec: OpSpec, dtype: str) -> Path | None:
 
 
 def quick_options(spec: OpSpec, budget_s: float) -> EvalOptions:
-    """Every test size with one fresh input set, then the first bench size briefly."""
-    return EvalOptions(bench_sizes=spec.bench_sizes[:1], bench_budget_s=budget_s, input_sets=1,
+    """Every test size with one fresh input set, then every bench size briefly."""
+    return EvalOptions(bench_sizes=spec.bench_sizes, bench_budget_s=budget_s, input_sets=1,
                        kernel_timeout_s=30.0)
 
 
@@ -69,8 +69,9 @@ def torch_times(dtype: str, names: list[str]) -> dict[str, dict]:
 def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Builtin,
                 on_row: Callable[[list[dict], list[str]], None] | None = None
                 ) -> tuple[list[dict], list[str]]:
-    """One row per op: our kernels through the worker, torch's from its own process. `on_row`
-    sees the rows and notes so far after each op (a long table cut short keeps its rows)."""
+    """One row per op and bench size: our kernels through the worker, torch's from its own
+    process. `on_row` sees the rows and notes so far after each op (a long table cut short keeps
+    its rows)."""
     rows, notes = [], []
     torch = torch_times(dtype, names)
     for name in names:
@@ -80,7 +81,7 @@ def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Bu
         naive = run_kernel(path.read_text(), task, budget_s) if path else None
         best = builtin(task) if can_write(spec, dtype, arch) else None
         theirs = torch.get(name, {})
-        rows.append(op_row(name, spec, naive, best, theirs))
+        rows += op_rows(name, spec, naive, best, theirs)
         for what, result in (("naive", naive), ("builtin", best)):
             if result is not None and not result.passed:
                 notes.append(f"{name} {what}: {result.verdict} {result.message[:200]}")
@@ -91,25 +92,35 @@ def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Bu
     return rows, notes
 
 
-def op_row(name: str, spec: OpSpec, naive: Evaluation | None, best: Evaluation | None,
-           theirs: dict) -> dict:
-    """Milliseconds per implementation and the roofline's bound time (from the naive kernel's
-    measured peaks), so every cell can show its share of the roofline."""
-    timing = _first(naive)
-    bound_ms = timing.ms * timing.roofline_fraction if timing and timing.roofline_fraction else None
-    best_timing = _first(best)
-    return {"op": name, "size": " ".join(f"{k}={v}" for k, v in spec.bench_sizes[0].items()),
+def op_rows(name: str, spec: OpSpec, naive: Evaluation | None, best: Evaluation | None,
+            theirs: dict) -> list[dict]:
+    """Per bench size: milliseconds per implementation and the roofline's bound time (from the
+    naive kernel's measured peaks), so every cell can show its share of the roofline."""
+    rows = []
+    for i, size in enumerate(spec.bench_sizes):
+        timing, best_timing = _at(naive, i), _at(best, i)
+        bound_ms = (timing.ms * timing.roofline_fraction
+                    if timing and timing.roofline_fraction else None)
+        rows.append({
+            "op": name, "size": " ".join(f"{k}={v}" for k, v in size.items()),
             "bound": timing.bound if timing else "", "bound_ms": bound_ms,
             "ms": {"reference naive": timing.ms if timing else None,
                    "builtin best": best_timing.ms if best_timing else None,
-                   "torch eager": timing.baseline_ms if timing else theirs.get("eager_ms"),
-                   "torch.compile": theirs.get("compiled_ms")}}
+                   "torch eager": timing.baseline_ms if timing else _nth(theirs, "eager_ms", i),
+                   "torch.compile": _nth(theirs, "compiled_ms", i)}})
+    return rows
 
 
-def _first(result: Evaluation | None) -> Timing | None:
-    if result is None or not result.passed or not result.timings:
+def _at(result: Evaluation | None, i: int) -> Timing | None:
+    """The timing at bench size i, when the result passed and got that far."""
+    if result is None or not result.passed or len(result.timings) <= i:
         return None
-    return result.timings[0]
+    return result.timings[i]
+
+
+def _nth(theirs: dict, key: str, i: int) -> float | None:
+    values = theirs.get(key) or []
+    return values[i] if i < len(values) else None
 
 
 def _cell(ms: float | None, bound_ms: float | None) -> str:

@@ -55,8 +55,10 @@ def test_hopper_adds_an_sm90a_row_for_the_16_bit_dtypes():
 
 
 def _timed(spec, ms, base, fraction=0.5, bound="memory"):
-    return Evaluation("pass", timings=(Timing(dict(spec.bench_sizes[0]), ms, ms, ms, "torch",
-                                              base, None, None, fraction, bound),))
+    """A pass timed at every bench size; size i takes i + 1 times as long."""
+    return Evaluation("pass", timings=tuple(
+        Timing(dict(size), ms * (i + 1), ms * (i + 1), ms * (i + 1), "torch", base * (i + 1),
+               None, None, fraction, bound) for i, size in enumerate(spec.bench_sizes)))
 
 
 def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monkeypatch):
@@ -74,8 +76,9 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
 
     monkeypatch.setattr(ops_table, "run_kernel", run_kernel)
     monkeypatch.setattr(ops_table, "torch_times", lambda dtype, names: {
-        "softmax": {"eager_ms": 0.6, "compiled_ms": 0.4},
-        "gemm": {"eager_ms": 2.1, "compiled_ms": None, "note": "torch.compile failed: X"}})
+        "softmax": {"eager_ms": [0.6, 1.2, 1.8], "compiled_ms": [0.4, 0.8]},
+        "gemm": {"eager_ms": [2.1] * 3, "compiled_ms": [None] * 3,
+                 "note": "torch.compile failed: X"}})
     asked = []
 
     def builtin(task):
@@ -92,12 +95,18 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
     text = ops_table.table(rows).splitlines()
     assert text[0] == ("| op | bench size | bound by | reference naive | builtin best | "
                        "torch eager | torch.compile |")
+    # A row per op and bench size (softmax 3, cumsum 3, gemm 3).
+    assert [r["op"] for r in rows] == ["softmax"] * 3 + ["cumsum"] * 3 + ["gemm"] * 3
     # softmax: the naive kernel at 50% of the roofline bounds it at 1 ms; eager 0.5 ms = 200%
     assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | 2.000 ms (50%) | 1.250 ms (80%) | "
                        "0.500 ms (200%) | 0.400 ms (250%) |")
-    assert text[3].startswith("| cumsum | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - |")
-    assert text[4].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
+    # each size with its own times; a torch.compile time missing at a size is a dash
+    assert text[4] == ("| softmax | M=4096 N=32768 | copy BW | 6.000 ms (50%) | 3.750 ms (80%) | "
+                       "1.500 ms (200%) | - |")
+    assert text[5].startswith("| cumsum | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - |")
+    assert text[8].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
                               "4.000 ms (50%) | 2.000 ms (100%) | - |")
+    assert text[10].startswith("| gemm | M=3000 N=5000 K=2000 | matmul rate | 60.000 ms (10%) | ")
 
 
 def test_search_spread_counts_candidates_to_within_five_percent_of_the_long_best():

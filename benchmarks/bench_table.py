@@ -2,7 +2,7 @@
 
 The gemm table: the reference naive kernel, the builtin author's best after a fixed budget, cuBLAS
 and (where installed) Triton, at gemm's bench sizes. The ops table (benchmarks/ops_table.py):
-every shipped op at its first bench size, naive / builtin best / torch eager / torch.compile with
+every shipped op at each of its bench sizes, naive / builtin best / torch eager / torch.compile with
 their share of the roofline.
 
 Every kernel of ours is validated and timed by the same sandboxed worker as any candidate (cuBLAS

@@ -101,7 +101,7 @@ def test_every_configuration_reads_back_and_respects_the_limits(op):
     assert family("softmax").parse(family("gelu").first(SM90, "float32")[0].choices) is None
 
 
-def test_rowwise_defaults_keep_the_bench_row_in_registers_or_use_a_warp_per_row():
+def test_rowwise_defaults_keep_the_bench_row_in_registers_or_all_in_flight():
     for op in ("softmax", "layernorm", "rmsnorm"):
         p, _ = family(op).first(SM90, "float32")
         assert p.chunk >= 4096 and p.threads == 256  # N = 4096 at the first bench size

@@ -6,6 +6,8 @@ each is shown) and of how a timing is written, for the worker, the loop, the sea
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -58,6 +60,7 @@ class Timing:
     bound: str = ""  # which peak bounds it: "memory" (copy bandwidth) or "compute" (matmul rate)
     compiled_ms: float | None = None  # torch.compile of the baseline, where timed and it worked
     params: dict[str, Any] = field(default_factory=dict)  # parameters this entry overrides
+    geomean_of: int = 1  # > 1: this stands for that many bench sizes (see `overall`)
 
     @property
     def speedup(self) -> float | None:
@@ -71,6 +74,8 @@ class Timing:
 
     @property
     def size_label(self) -> str:
+        if self.geomean_of > 1:
+            return f"geometric mean of {self.geomean_of} bench sizes"
         overrides = "".join(f" {k}={v}" for k, v in self.params.items())
         return "x".join(str(v) for v in self.sizes.values()) + overrides
 
@@ -81,6 +86,8 @@ class Timing:
             text += f", {self.tflops:.1f} TFLOP/s"
         if self.speedup:
             text += f", {self.speedup:.2f}x of {self.baseline or 'baseline'}"
+        if self.geomean_of > 1:
+            text += f" ({self.size_label})"
         return text
 
     def describe(self) -> str:
@@ -98,6 +105,28 @@ class Timing:
                     f"({self.compiled_ms:.3f} ms)" if self.compiled_ms and self.ms > 0 else "")
         spread = f" (p20-p80 {self.p20_ms:.3f}-{self.p80_ms:.3f})"
         return f"time   {self.size_label}: {self.ms:.3f} ms{spread}{rate}{base}{compiled}{roof}"
+
+
+def overall(timings: Sequence[Timing]) -> Timing | None:
+    """What a candidate's speed is judged by: its one timing, or for several bench sizes the
+    geometric mean of each measure, so that every size weighs the same whatever its scale, and
+    the ratio of two candidates' overalls is the geometric mean of their per-size ratios. The
+    spread is the geometric mean of the sizes' p20 and p80, so `beats` still asks for a gain
+    beyond a size's typical noise. None when nothing was timed."""
+    if len(timings) <= 1:
+        return timings[0] if timings else None
+
+    def mean(values: Sequence[float]) -> float:
+        return math.exp(sum(math.log(max(v, 1e-12)) for v in values) / len(values))
+
+    bases = [t.baseline_ms for t in timings]
+    shares = [t.roofline_fraction for t in timings]
+    bounds = {t.bound for t in timings}
+    return Timing({}, mean([t.ms for t in timings]), mean([t.p20_ms for t in timings]),
+                  mean([t.p80_ms for t in timings]), timings[0].baseline,
+                  mean([b for b in bases if b]) if all(bases) else None,
+                  roofline_fraction=min(s for s in shares if s) if all(shares) else None,
+                  bound=bounds.pop() if len(bounds) == 1 else "", geomean_of=len(timings))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.contract import SMS
+from kgen.contract import SMS, Launch
 from kgen.loop.candidate import parse_contract
 from kgen.spec import OpSpec
 
@@ -97,11 +97,9 @@ int main(int argc, char** argv) {{
 """
 
 
-def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool) -> Path:
-    """The emulator binary for this source (cached by content under `work`)."""
-    contract, problems = parse_contract(source, spec)
-    assert contract is not None, problems
-    (launch,) = contract.launches
+def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
+          launch: Launch) -> Path:
+    """The emulator binary for this source and launch (cached by content under `work`)."""
     main = _main(launch.kernel, spec, dtype, launch.args, 1 if misaligned else 0)
     text = source + main
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -121,12 +119,12 @@ def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool) -
 def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np.ndarray],
         work: Path, misaligned: bool = False) -> dict[str, np.ndarray]:
     """Launch the kernel per its contract at `sizes`; the outputs as float64 (int64 as is)."""
-    contract, _ = parse_contract(source, spec)
-    assert contract is not None
-    (launch,) = contract.launches
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
     values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
+    (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
     grid, block, _ = launch.dims(values)
-    binary = build(source, spec, dtype, work, misaligned)
+    binary = build(source, spec, dtype, work, misaligned, launch)
     files = []
     for t in spec.tensors:
         path = work / f"{binary.name}-{t.name}.bin"

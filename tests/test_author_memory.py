@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from kgen import cli
 from kgen.arch import parse_arch
-from kgen.author import memcost
+from kgen.author import memcost, rowwise
 from kgen.author.common import TEMPLATES, template_path
 from kgen.author.families import WRITTEN_OPS, family_for
 from kgen.author.rowwise import RowParams
@@ -120,8 +120,57 @@ def test_rowwise_defaults_keep_the_bench_row_in_registers_or_all_in_flight():
         assert "evict-first" in why
     long_rows = dataclasses.replace(SPECS["softmax"], bench_sizes=({"M": 4096, "N": 32768},))
     p, why = family_for(long_rows).first(SM90, "float32")
-    # 8 float4s per thread would need more than the 64 registers 1024 threads can have: streamed
-    assert (p.tpr, p.cache, p.chunk, p.online) == (1024, 4, 16384, 1) and "online" in why
+    # 8 float4s per thread fit the 64 registers of a 1024-thread block (ptxas: 56)
+    assert (p.tpr, p.cache, p.chunk) == (1024, 8, 32768) and "kept in registers" in why
+    longer = dataclasses.replace(long_rows, bench_sizes=({"M": 4096, "N": 65536},))
+    p, why = family_for(longer).first(SM90, "float32")
+    assert p.chunk < 65536 and p.online == 1 and "online" in why  # 16 float4s would not fit
+
+
+def launched(source: str, spec, sizes: dict) -> tuple[str, ...]:
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    return tuple(launch.kernel for launch in contract.launches_at(sizes))
+
+
+def test_rowwise_files_carry_a_kernel_for_each_longer_class_of_bench_rows():
+    """Softmax's bench rows are 4096, 8192 and 32768 long: the searched kernel holds 4096, and
+    the file adds one holding 8192 and one holding 32768 (so no bench row is re-read), picked by
+    N in the launch lines; exactly one launch runs at every size."""
+    spec = SPECS["softmax"]
+    p, _ = family("softmax").first(SM90, "float32")
+    shapes = rowwise.ladder(p, SM90, "float32", (4096, 8192, 32768))
+    assert [q.chunk for q in shapes] == [4096, 8192, 32768] and shapes[0] == p
+    assert [(q.tpr, q.rpb, q.cache) for q in shapes[1:]] == [(512, 1, 4), (1024, 1, 8)]
+    source = family("softmax").render(p, "float32", SM90)
+    names = [launched(source, spec, {"M": 3, "N": n}) for n in (1, 4096, 4097, 8192, 8193,
+                                                                 32768, 100000)]
+    assert names == [("softmax_row_f32",)] * 2 + [("softmax_row_f32_upto8192",)] * 2 + [
+        ("softmax_row_f32_long",)] * 3
+    for sizes in (*spec.test_sizes, *spec.bench_sizes):
+        assert len(launched(source, spec, sizes)) == 1
+    # the choices line is still the searched kernel's, so the search reads its own files back
+    assert family("softmax").parse(source) == p
+    # reductions read each row once: streaming costs them nothing, so one kernel
+    q, _ = family("sum").first(SM90, "float32")
+    assert rowwise.ladder(q, SM90, "float32", (4096, 65536)) == (q,)
+    # a kernel already holding the longest bench row needs no other
+    assert rowwise.ladder(shapes[2], SM90, "float32", (4096, 8192, 32768)) == (shapes[2],)
+    # layernorm's rows (4096, 8192): 512 threads per row for 8192
+    lp, _ = family("layernorm").first(SM90, "bfloat16")
+    assert [q.chunk for q in rowwise.ladder(lp, SM90, "bfloat16", (4096, 8192))] == [4096, 8192]
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("op", ["softmax", "layernorm", "rmsnorm"])
+def test_every_kernel_of_a_rowwise_file_compiles_without_spills(op):
+    fam = family(op)
+    for dtype in ("float32", "bfloat16"):
+        p, _ = fam.first(SM90, dtype)
+        result = compile_source(fam.render(p, dtype, SM90), SM90)
+        assert result.ok, result.summary
+        assert len(result.resources) >= 2  # the bench rows of 8192 (and 32768) have their own
+        assert all(r.spill_stores == 0 and r.registers <= 64 for r in result.resources.values())
 
 
 def test_bank_model_counts_the_column_reads_of_an_unpadded_tile():
@@ -232,16 +281,17 @@ def check_compiles(op: str, dtype: str, p, arch_name: str) -> None:
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     assert contract.op == op and contract.dtype == dtype and fam.parse(contract.choices) == p
-    (launch,) = contract.launches
-    grid, block, smem = launch.dims({"M": 127, "N": 129, "SMS": 132})
+    sizes = {"M": 127, "N": min(129, getattr(p, "chunk", 129))}  # rows of the searched kernel
+    (launch,) = contract.launches_at(sizes)
+    grid, block, smem = launch.dims({**sizes, "SMS": 132})
     threads = block[0] * (block[1] if len(block) > 1 else 1)
     assert threads == p.threads and smem == 0 and all(g >= 1 for g in grid)
     result = compile_source(source, arch)
     assert result.ok, f"{p.choices} {dtype} {arch_name}:\n{result.summary}"
     # our own templates build clean: a warning would go back to the model as if it were its own
     assert not result.diagnostics, f"{p.choices} {dtype} {arch_name}:\n{result.summary}"
-    (usage,) = result.resources.values()
-    assert usage.spill_stores == 0 and usage.stack_bytes == 0, f"{p.choices} {dtype}: {usage}"
+    for usage in result.resources.values():  # rowwise: a kernel per class of bench rows
+        assert usage.spill_stores == 0 and usage.stack_bytes == 0, f"{p.choices} {dtype}: {usage}"
 
 
 @pytest.mark.nvcc

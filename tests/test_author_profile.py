@@ -110,6 +110,24 @@ def test_at_the_roofline_the_search_stops_and_says_why(cls, evidence, words):
     assert proposal.reason.startswith("stopping: attempt 1")
 
 
+def test_the_roofline_stop_needs_the_other_bench_sizes_at_their_roofline_too():
+    """The profile saw the first size only; a ragged size at 72% of the matmul rate is still
+    worth a search (clusters, tile order), so the search goes on there."""
+    prof = Profile(kernel="k", sizes=SIZES, bottleneck="compute_tensor", at_roofline=True,
+                   evidence=("tensor pipe 94%",))
+    mma = MmaParams(128, 256, 64, 2, 4, 4, 8, 2)
+
+    def at(fractions: tuple[float, ...]) -> Attempt:
+        sizes = (SIZES, {"M": 8192, "N": 8192, "K": 8192}, {"M": 3000, "N": 5000, "K": 2000})
+        timings = tuple(Timing(s, 1.0, 0.99, 1.01, roofline_fraction=f, bound="compute")
+                        for s, f in zip(sizes, fractions, strict=True))
+        return dataclasses.replace(timed(1, mma, 1.0, prof), evaluation=Evaluation(
+            "pass", timings=timings, profile=prof))
+
+    assert propose(SM90, "float16", (at((0.99, 0.97, 0.72)),)).params is not None
+    assert propose(SM90, "float16", (at((0.99, 0.97, 0.93)),)).params is None
+
+
 def test_a_profile_that_failed_is_ignored():
     prof = Profile(error="ncu not found", unavailable=True)
     proposal = propose(SM90, "float32", (timed(1, SimtParams(), 1.0, prof),))

@@ -14,6 +14,7 @@ from kgen.loop.session import Run, RunConfig, build_task, load_config, load_hist
 from kgen.models.base import Reply, Usage
 from kgen.models.scripted import ScriptedModel
 from kgen.verdict import Evaluation, Timing
+from kgen.verdict import overall as overall_of
 
 pytestmark = pytest.mark.nvcc
 
@@ -175,6 +176,36 @@ def test_a_clear_improvement_beyond_the_spread_becomes_best():
     slow = Timing({"M": 1}, 1.00, 0.98, 1.02)
     assert fast.beats(slow) and not slow.beats(fast)
     assert not Timing({"M": 1}, 0.95, 0.90, 0.99).beats(slow)  # spreads overlap
+
+
+def test_a_candidate_is_judged_over_every_bench_size_not_the_first_alone(tmp_path):
+    """Attempt 1 is faster at the first size, attempt 2 far faster at the other two: by the
+    geometric mean over the three, attempt 2 is best, and the report and summary say so."""
+    sizes = ({"M": 4096, "N": 4096}, {"M": 8192, "N": 8192}, {"M": 3000, "N": 5000})
+
+    def timed(ms: tuple[float, ...]) -> Evaluation:
+        return Evaluation("pass", timings=tuple(
+            Timing(s, t, t * 0.99, t * 1.01, "torch", 2 * t if i else t) for i, (s, t) in
+            enumerate(zip(sizes, ms, strict=True))))
+
+    results = iter([timed((1.0, 4.0, 2.0)), timed((1.05, 3.0, 1.5))])
+    model, cfg, task, _, run_dir = start(tmp_path, [fenced(GOOD), fenced(GOOD + "\n")],
+                                         rounds=2)
+    trajectory = run_loop(task, model, Checker(lambda c, k, t: next(results)), run_dir,
+                          cfg.budget(), [])
+    first, second = trajectory.attempts
+    assert first.best_ms == pytest.approx((1.0 * 4.0 * 2.0) ** (1 / 3))
+    assert second.best_ms == pytest.approx((1.05 * 3.0 * 1.5) ** (1 / 3))
+    assert trajectory.best.number == 2
+    overall = second.timing
+    assert overall.geomean_of == 3 and overall.size_label == "geometric mean of 3 bench sizes"
+    # speedup of the geometric means = geometric mean of the per-size speedups (1, 2, 2)
+    assert overall.speedup == pytest.approx((1.05 / 1.05 * 2 * 2) ** (1 / 3))
+    summary = Run(cfg, model, task, Checker(), run_dir, []).finish(trajectory)
+    assert summary.best_ms == pytest.approx(second.best_ms)
+    assert "(geometric mean of 3 bench sizes)" in (run_dir.path / "report.md").read_text()
+    one = Timing({"M": 1}, 1.0, 0.9, 1.1)
+    assert overall_of((one,)) is one and overall_of(()) is None
 def test_profile_and_sanitizer_records_reach_the_model_the_report_and_the_run_directory(
         tmp_path):
     from kgen.findings import Finding, Profile, SanitizerReport

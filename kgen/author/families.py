@@ -90,6 +90,7 @@ class MemFamily:
         self.kind, self.spec, self.op = kind, spec, spec.name
         self.name = kind.TEMPLATE
         self.row = memspace.row_length(spec)
+        self.rows = memspace.row_lengths(spec)
         self._has_op = any(f.name == "op" for f in dataclasses.fields(kind.PARAMS))
 
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -125,7 +126,10 @@ class MemFamily:
         return self.kind.estimate(p, arch, dtype, self.row, reg_scale)
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
-        """MIN_BLOCKS (the register cap ptxas is given) depends on the arch's SM."""
+        """MIN_BLOCKS (the register cap ptxas is given) depends on the arch's SM; the rowwise
+        file adds a kernel for each longer class of bench rows (rowwise.ladder)."""
+        if self.kind is rowwise:
+            return rowwise.render(p, dtype, arch, self.rows)
         return self.kind.render(p, dtype, arch)
 
     def parse(self, text: str) -> Any | None:

@@ -92,5 +92,12 @@ def row_length(spec: OpSpec | None, default: int = 4096) -> int:
     return default
 
 
+def row_lengths(spec: OpSpec | None) -> tuple[int, ...]:
+    """N at each of the op's bench sizes that names one."""
+    if spec is None:
+        return ()
+    return tuple(int(sizes["N"]) for sizes in spec.bench_sizes if "N" in sizes)
+
+
 def pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())

@@ -6,11 +6,17 @@ shared memory); rpb rows per block; vec elements per access (16 bytes at most); 
 thread holds per chunk (a row of N <= tpr * vec * cache is read once and kept in registers);
 online (softmax and layernorm rows too long to keep: one statistics pass instead of two); hint
 (1: X read evict-first, for rows read once).
+
+These are the parameters of the file's first kernel, the one the search tunes, for rows up to its
+chunk. Softmax, layernorm and rmsnorm read a row more than once, so a bench row longer than the
+chunk would be streamed and re-read; for those, `ladder` adds a kernel per longer class of bench
+row that keeps it in registers, and the launch lines pick the kernel by N.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from kgen.arch import Arch
 from kgen.author import memcost, memspace
@@ -21,6 +27,7 @@ TEMPLATE = "rowwise"
 OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm": 5}
 REDUCTIONS = ("sum", "max", "argmax")  # one pass, one value per row
 ONLINE_OPS = ("softmax", "layernorm")  # where one-pass statistics differ from two passes
+REREAD_OPS = ("softmax", "layernorm", "rmsnorm")  # a streamed row is read again for the output
 _X = ("X", "input", memspace.MN, None)
 _Y = ("Y", "output", memspace.MN, None)
 _W = ("weight", "weight", ("N",), None)
@@ -36,10 +43,13 @@ ARGS = {"sum": "X, Y, M, N", "max": "X, Y, M, N", "argmax": "X, I, M, N",
         "softmax": "X, Y, M, N", "layernorm": "X, weight, bias, Y, M, N, eps",
         "rmsnorm": "X, weight, Y, M, N, eps"}
 # Napkin registers: a base per op plus the cached values (at least 3 per access: each keeps its
-# own address and guard) plus a quarter of the values, fitted so that it is at or above what
-# ptxas 13.0 uses without a cap on sm_90 across vec 1-8 and cache 1-16 (float32 softmax with
-# 4 float4s per thread: 48 against ptxas's 38; with 8 scalars: 54 against 48).
-_OVERHEAD = {"sum": 24, "max": 24, "argmax": 28, "softmax": 28, "layernorm": 36, "rmsnorm": 28}
+# own address and guard) plus a quarter of the values. ptxas 13.0 on sm_90 without a cap, 256
+# threads: float32 softmax with 4 float4s per thread 38 (napkin 44), with 8 float4s 56 online
+# and 64 two-pass (napkin 64: so a 1024-thread block, capped at 64, can hold a row of 32768),
+# with 8 scalars 48 (napkin 50). Layernorm and rmsnorm use more without a cap than under one
+# (float32 layernorm, 4 float4s: 69-72 uncapped, 63 capped at 64 with no spills), so for them the
+# napkin is what fits under the cap, not what ptxas takes when it may take more.
+_OVERHEAD = {"sum": 24, "max": 24, "argmax": 28, "softmax": 24, "layernorm": 36, "rmsnorm": 28}
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,11 @@ def axes(dtype: str, op: str) -> dict[str, tuple[int, ...]]:
 
 def registers(p: RowParams) -> int:
     values = p.cache * p.vec
-    return min(255, _OVERHEAD[p.op] + max(values, 3 * p.cache) + values // 4)
+    # 16-bit types (8 per access) convert every value to float and back: a few more (ptxas:
+    # softmax with 32 values per thread 61-63 in bfloat16, 56 in float32; capped at 64 in a
+    # 1024-thread block, the 16-bit kernel spilled)
+    wide = values // 8 if p.vec == 8 else 0
+    return min(255, _OVERHEAD[p.op] + max(values, 3 * p.cache) + values // 4 + wide)
 
 
 def problems(p: RowParams, arch: Arch, dtype: str) -> list[str]:
@@ -165,23 +179,64 @@ def estimate(p: RowParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.
                             note)
 
 
-def render(p: RowParams, dtype: str, arch: Arch) -> str:
-    """The full .cu source (contract header first) for these parameters, dtype and arch."""
+def ladder(p: RowParams, arch: Arch, dtype: str, rows: Sequence[int] = ()
+           ) -> tuple[RowParams, ...]:
+    """The file's kernels, shortest rows first: `p` for rows up to its chunk, then (for the ops
+    that re-read a streamed row) one for each longer class of the bench row lengths `rows`: the
+    threads per row doubled up to 1024 (rows per block halved, so the block keeps its size), then
+    the accesses per thread doubled, until the row fits or the next step would not be valid (too
+    many registers). The last kernel also takes any longer row, streamed."""
+    shapes = [p]
+    if p.op not in REREAD_OPS:
+        return (p,)
+    for n in sorted(set(rows)):
+        q = shapes[-1]
+        while q.chunk < n:
+            wider = replace(q, tpr=2 * q.tpr, rpb=max(1, q.rpb // 2)) if q.tpr < 1024 \
+                else replace(q, cache=2 * q.cache)
+            if problems(wider, arch, dtype):
+                break
+            q = wider
+        if q.chunk > shapes[-1].chunk:
+            shapes.append(q)
+    return tuple(shapes)
+
+
+def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = ()) -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch; `rows`:
+    the op's bench row lengths (they decide the file's further kernels, see `ladder`)."""
     info = DTYPES[dtype]
     name = f"{p.op}_row_{info.short}"
-    launch = (f"{name} grid=(cdiv(M, {p.rpb})) block=({p.threads}) smem=0 "
-              f"args=({ARGS[p.op]})")
+    shapes = ladder(p, arch, dtype, rows)
+    launches, kernels = [], []
+    for i, q in enumerate(shapes):
+        kernel = name if i == 0 else f"{name}_upto{q.chunk}" if i < len(shapes) - 1 \
+            else f"{name}_long"
+        bounds = [f"N > {shapes[i - 1].chunk}"] if i else []
+        bounds += [f"N <= {q.chunk}"] if i < len(shapes) - 1 else []
+        when = f" when=({' and '.join(bounds)})" if bounds else ""
+        launches.append(f"{kernel} grid=(cdiv(M, {q.rpb})) block=({q.threads}) smem=0 "
+                        f"args=({ARGS[p.op]}){when}")
+        rows_of = f"rows up to {q.chunk} in registers" + (
+            "" if i < len(shapes) - 1 else ", longer ones streamed")
+        kernels.append(f"// {q.tpr} threads per row, {q.rpb} row(s) per block, {q.cache} "
+                       f"accesses per thread: {rows_of}\n"
+                       f'extern "C" __global__ void __launch_bounds__({q.threads}, '
+                       f"{memcost.min_blocks(arch, q.threads, registers(q))}) {kernel}"
+                       f"(ROW_PARAMS) {{\n  rowwise<{q.tpr}, {q.rpb}, {q.cache}>(ROW_ARGS);\n}}")
     who = "a warp" if p.tpr == 32 else f"{p.tpr} threads"
     stats = ""
     if p.op in ONLINE_OPS:
         stats = "; longer rows: " + ("one-pass (online) statistics" if p.online
                                      else "two statistics passes")
+    more = "" if len(shapes) == 1 else (
+        f"; {len(shapes) - 1} more kernel(s) for longer rows (up to "
+        f"{shapes[-1].chunk} in registers), chosen by N in the launch lines")
     about = (f"Row-wise {p.op}: {who} per row, {p.rpb} row(s) per block, {p.vec} x {dtype} per "
              f"access, {p.cache} accesses per thread per chunk (rows up to {p.chunk} stay in "
-             f"registers){stats}; float32 math; any M, N.")
+             f"registers){stats}{more}; float32 math; any M, N.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
-              f"constexpr int TPR = {p.tpr}, RPB = {p.rpb}, VEC = {p.vec}, CACHE = {p.cache}, "
-              f"ONLINE = {p.online}, HINT = {p.hint}, MIN_BLOCKS = "
-              f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
-    return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)
+              f"constexpr int VEC = {p.vec}, ONLINE = {p.online}, HINT = {p.hint};\n")
+    return (contract_header(p.op, dtype, p.choices, launches, about)
+            + fill(TEMPLATE, params, name, "\n".join(kernels)))

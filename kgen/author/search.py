@@ -4,7 +4,8 @@ reason. Deterministic (ties break by the space's fixed order), never random.
 
 Rules, in order: nothing tried yet -> the family's default for the arch/dtype (and op); the last
 attempt hit a resource limit -> shrink; it spilled -> fewer registers; it was wrong/crashed ->
-move away from it; the fastest is at the roofline by its profile (DRAM or tensor pipe), or a
+move away from it; the fastest is at the roofline by its profile (DRAM or tensor pipe) and at
+ROOFLINE_STOP of its roofline at the other bench sizes by its timings, or a
 memory-bound op's timings reach ROOFLINE_STOP of the measured copy bandwidth at every bench
 size -> stop and say so; the last attempt is the fastest and its profile shows bank conflicts ->
 the swizzled (gemm) or padded (transpose) shared layout, or occupancy limited by registers ->
@@ -146,15 +147,20 @@ def _after_failure(last: Seen, pool, scope: Scope) -> Proposal | None:
 
 
 def _at_roofline(seen: list[Seen]) -> Proposal | None:
-    """Stop when the fastest attempt's profile puts it at a roofline parameters cannot move."""
+    """Stop when the fastest attempt's profile puts it at a roofline parameters cannot move, and
+    its timings at the other bench sizes (the profile saw one) are at ROOFLINE_STOP of their
+    roofline too."""
     timed = [s for s in seen if s.ms is not None]
     best = min(timed, key=lambda s: s.ms or 0.0) if timed else None
     p = best.profile if best is not None else None
     if best is None or p is None or p.error or not p.at_roofline \
             or p.bottleneck not in ("memory_dram", "compute_tensor"):
         return None
+    if any(t.sizes != p.sizes and t.roofline_fraction is not None
+           and t.roofline_fraction < ROOFLINE_STOP for t in best.timings):
+        return None
     what = "DRAM-bound" if p.bottleneck == "memory_dram" else "tensor-pipe-bound"
-    return Proposal(None, f"stopping: attempt {best.number} ({best.ms:.3f} ms at "
+    return Proposal(None, f"stopping: attempt {best.number} ({best.time} at "
                           f"{best.params.choices}) is {what} at the roofline by its profile "
                           f"({', '.join(p.evidence[:2])}); no tile, stage or warp choice can "
                           "beat that, only " + ("fewer bytes" if what == "DRAM-bound"
@@ -171,7 +177,7 @@ def _at_copy_bandwidth(seen: list[Seen]) -> Proposal | None:
             for t in best.timings):
         return None
     shares = ", ".join(f"{t.roofline_fraction:.0%}" for t in best.timings)
-    return Proposal(None, f"stopping: attempt {best.number} ({best.ms:.3f} ms at "
+    return Proposal(None, f"stopping: attempt {best.number} ({best.time} at "
                           f"{best.params.choices}) moves its bytes at {shares} of the measured "
                           f"copy bandwidth (memory-bound, at least {ROOFLINE_STOP:.0%} at each of "
                           f"the {len(best.timings)} bench size(s) timed); what is left is noise, "
@@ -233,7 +239,7 @@ def _toward_fastest(pool, scope: Scope) -> Proposal:
         if near:
             pick = scope.rank(near)[0]
             rank = "the fastest" if best is timed[0] else "the fastest with untried neighbours"
-            return Proposal(pick, f"attempt {best.number} is {rank} so far ({best.ms:.3f} ms at "
+            return Proposal(pick, f"attempt {best.number} is {rank} so far ({best.time} at "
                                   f"{best.params.choices}); trying its neighbour "
                                   f"{_diff(best.params, pick)}")
     pick = scope.rank(pool)[0]

@@ -21,11 +21,20 @@ class Seen:
     params: Any  # a configuration of one of the family's templates
     kind: str  # resource | spill | bad | timed | compiled | failed
     detail: str = ""
-    ms: float | None = None
+    ms: float | None = None  # timing's median
     registers: int | None = None
-    timing: Timing | None = None
+    timing: Timing | None = None  # what it is judged by (the geometric mean over bench sizes)
     profile: Profile | None = None  # Nsight Compute's summary, where it ran
     timings: tuple[Timing, ...] = ()  # every bench size
+
+    @property
+    def time(self) -> str:
+        """`0.134 ms`, with what it stands for when it is a mean over several bench sizes."""
+        if self.ms is None:
+            return "not timed"
+        over = self.timing.geomean_of if self.timing is not None else 1
+        return f"{self.ms:.3f} ms" + (f", geometric mean of {over} bench sizes" if over > 1
+                                      else "")
 
 
 def read_attempt(a: Attempt, family: Family = GEMM) -> Seen | None:
@@ -50,9 +59,9 @@ def read_attempt(a: Attempt, family: Family = GEMM) -> Seen | None:
     if usage is not None and usage.spill_stores > 0:
         return Seen(a.number, params, "spill", f"{usage.spill_stores} bytes of spill stores",
                     registers=regs)
-    if a.best_ms is not None and ran is not None:
-        return Seen(a.number, params, "timed", ms=a.best_ms, registers=regs,
-                    timing=ran.timings[0], profile=ran.profile, timings=tuple(ran.timings))
+    if a.timing is not None and ran is not None:
+        return Seen(a.number, params, "timed", ms=a.timing.ms, registers=regs,
+                    timing=a.timing, profile=ran.profile, timings=tuple(ran.timings))
     return Seen(a.number, params, "compiled", registers=regs)
 
 

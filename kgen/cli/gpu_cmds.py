@@ -79,7 +79,8 @@ def bench(file: Path, op: str | None, op_file: Path | None, kernelbench: Path | 
                                                         unsafe_no_sandbox, kernelbench)
     if compile_baseline is None:
         compile_baseline = kernelbench is not None
-    options = replace(EvalOptions.quick(spec) if quick else EvalOptions(), seed=seed,
+    brief = EvalOptions(bench_sizes=spec.bench_sizes[:1], bench_budget_s=0.5)
+    options = replace(brief if quick else EvalOptions(), seed=seed,
                       unsafe_no_sandbox=unsafe_no_sandbox, profile=profile, sanitize=sanitize,
                       compile_baseline=compile_baseline)
     result = evaluate(compiled, contract, spec, target, options=options)

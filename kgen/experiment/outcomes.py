@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kgen.verdict import Timing, overall
+
 
 @dataclass(frozen=True)
 class AttemptFacts:
@@ -16,8 +18,8 @@ class AttemptFacts:
     clean: bool  # compiled with a valid launch contract (it could be run)
     judged: bool  # a GPU worker gave a verdict
     passed: bool
-    ms: float | None = None  # at the first benchmark size, when it passed
-    speedup: float | None = None  # baseline time / its time there
+    ms: float | None = None  # geometric mean over the bench sizes, when it passed
+    speedup: float | None = None  # baseline time / its time (both geometric means)
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,9 @@ def _facts(rec: dict[str, Any]) -> AttemptFacts:
     status = rec.get("status", "")
     evaluation = rec.get("evaluation") or {}
     passed = evaluation.get("verdict") == "pass"
-    timing = (evaluation.get("timings") or [None])[0] if passed else None
-    ms = timing.get("ms") if timing else None
-    base = timing.get("baseline_ms") if timing else None
+    timing = overall([Timing(**t) for t in evaluation.get("timings") or ()]) if passed else None
+    ms = timing.ms if timing else None
+    base = timing.baseline_ms if timing else None
     unusable = ("no code", "contract error", "compile error")
     return AttemptFacts(int(rec["attempt"]), compiled, compiled and status not in unusable,
                         bool(evaluation), passed, ms, base / ms if ms and base else None)

@@ -38,7 +38,7 @@ class Tally:
                 return
             op = listed.cell.op.label
             if op not in self.best or ms < self.best[op].ms:
-                speedup = attempt.evaluation.timings[0].speedup
+                speedup = attempt.timing.speedup if attempt.timing else None
                 self.best[op] = Best(ms, speedup, listed.id)
 
     def cell_done(self, status: str, earlier: bool = False) -> None:

@@ -72,8 +72,8 @@ def render(meta: dict[str, Any], outcomes: Sequence[Outcome], groups: Sequence[G
     lines = [f"# Experiment {meta.get('name')}", "",
              f"- file: {meta.get('file')}",
              "- cells: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n),
-             "- " + ("validated and timed on a GPU: speedup = baseline time / candidate time at "
-                     "the op's first benchmark size" if data["validated"] else
+             "- " + ("validated and timed on a GPU: speedup = baseline time / candidate time, "
+                     "the geometric mean over the op's bench sizes" if data["validated"] else
                      "compile only (no candidate reached a GPU): solved = compiled cleanly"), ""]
     lines += _group_table(groups, data["validated"])
     lines += _comparison_table(comparisons)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgen.compile import CompileResult, Diagnostic, summarize
-from kgen.verdict import Evaluation, Timing
+from kgen.verdict import Evaluation, Timing, overall
 
 
 @dataclass(frozen=True)
@@ -38,11 +38,18 @@ class Attempt:
         return self.evaluation is not None and self.evaluation.passed
 
     @property
-    def best_ms(self) -> float | None:
-        """The candidate's time at its first benchmark size, when it passed and was timed."""
-        if not self.passed or self.evaluation is None or not self.evaluation.timings:
+    def timing(self) -> Timing | None:
+        """What the candidate's speed is judged by, when it passed and was timed: its timing at
+        the one bench size, or the geometric mean over several (kgen.verdict.overall)."""
+        if not self.passed or self.evaluation is None:
             return None
-        return self.evaluation.timings[0].ms
+        return overall(self.evaluation.timings)
+
+    @property
+    def best_ms(self) -> float | None:
+        """The candidate's time (`timing`'s median), when it passed and was timed."""
+        timing = self.timing
+        return timing.ms if timing is not None else None
 
     def feedback(self, budget: int = 3000) -> str:
         """The structured records the model gets back for this attempt (never a raw log)."""
@@ -82,8 +89,8 @@ class Attempt:
 
 
 def _timing(a: Attempt) -> Timing:
-    assert a.evaluation is not None and a.evaluation.timings
-    return a.evaluation.timings[0]
+    assert a.timing is not None
+    return a.timing
 
 
 def best_attempt(attempts: list[Attempt] | tuple[Attempt, ...]) -> Attempt | None:

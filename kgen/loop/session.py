@@ -168,8 +168,7 @@ class Run:
         extra = kbout.write_outputs(self.run_dir, self.task, best, final)
         self.run_dir.write_report(report.render(self.task, trajectory, self.checker.gpu_note,
                                                 self.model.describe(), extra))
-        evaluation = best.evaluation if best else None
-        timing = evaluation.timings[0] if evaluation and evaluation.timings else None
+        timing = best.timing if best else None
         self.run_dir.update_meta(status=status, stop_reason=trajectory.stop_reason,
                                  best_attempt=best.number if best else None)
         return RunSummary(ok, best_path, len(trajectory.attempts), validated,

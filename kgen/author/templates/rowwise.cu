@@ -2,15 +2,17 @@
 // float32 math for every dtype. KGEN_OP 0: sum -> Y[M]; 1: max -> Y[M] (the element itself, so
 // exact); 2: argmax -> I[M] int64 (ties: the first index); 3: softmax -> Y[M,N]; 4: layernorm
 // (weight, bias, eps) -> Y[M,N]; 5: rmsnorm (weight, eps) -> Y[M,N].
-// Parameters (kgen/author/rowwise.py): TPR threads per row (32: a warp per row, shuffles only;
-// more: a block's warps share the row and combine through shared memory); RPB rows per block;
-// VEC elements per access (VEC * sizeof(T) <= 16 bytes); CACHE accesses each thread holds per
-// chunk of the row. A row of N <= TPR * VEC * CACHE is read once and stays in registers; a longer
-// row is streamed chunk by chunk and re-read (from L2) for each further pass. ONLINE (softmax,
-// layernorm, streamed rows only): 1 = one pass for the statistics (online max and rescaled sum;
-// Welford mean and M2), 0 = two passes (max then sum; mean then centered squares). MIN_BLOCKS:
-// resident blocks per SM asked of ptxas (which caps the registers). HINT 1 reads X evict-first
-// (__ldcs: each element is used once, so it should not push other lines out of L2).
+// Parameters (kgen/author/rowwise.py), per file: VEC elements per access (VEC * sizeof(T) <= 16
+// bytes); ONLINE (softmax, layernorm, streamed rows only): 1 = one pass for the statistics
+// (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum; mean then
+// centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it should
+// not push other lines out of L2). Per kernel (the kernels block at the end: a file has one
+// kernel per class of row length, and its launch lines pick one by N): TPR threads per row (32: a warp per
+// row, shuffles only; more: a block's warps share the row and combine through shared memory);
+// RPB rows per block; CACHE accesses each thread holds per chunk of the row; MIN_BLOCKS resident
+// blocks per SM asked of ptxas (which caps the registers). A row of N <= TPR * VEC * CACHE is read
+// once and stays in registers; a longer row is streamed chunk by chunk and re-read (from L2) for
+// each further pass.
 // The vector path needs N % VEC == 0 and every pointer aligned to the access; otherwise the same
 // code runs one element per access. Rows past M still take part in the barriers. Any M, N.
 // Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax),
@@ -18,13 +20,10 @@
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 #define KGEN_OP 3
-constexpr int TPR = 256, RPB = 1, VEC = 4, CACHE = 4, ONLINE = 1, HINT = 0, MIN_BLOCKS = 5;
-#define KGEN_KERNEL rowwise_f32
+constexpr int VEC = 4, ONLINE = 1, HINT = 0;
 // ---- kgen:params end ----
 #include "memops.cuh"
 
-constexpr int THREADS = TPR * RPB;
-constexpr int WPR = TPR / 32;  // warps per row
 constexpr int VW = VEC, WIDTH = VEC * (int)sizeof(T);  // elements, bytes per vector access
 constexpr unsigned FULL = 0xffffffffu;
 // Also names ONLINE for the ops that do not use it, so their builds carry no "declared but never
@@ -36,6 +35,13 @@ typedef long long Out;
 #else
 typedef T Out;
 #endif
+
+// One kernel's shape: TPR threads per row, RPB rows per block, CACHE accesses per thread per chunk.
+template <int TPR_, int RPB_, int CACHE_> struct Shape {
+  static constexpr int TPR = TPR_, RPB = RPB_, CACHE = CACHE_;
+  static constexpr int THREADS = TPR * RPB, WPR = TPR / 32;  // WPR: warps per row
+  static_assert(TPR % 32 == 0 && THREADS <= 1024, "whole warps per row, at most 1024 threads");
+};
 
 // Reduction states: `none` is the identity, `with` combines two (commutative), `shfl` reads a
 // lane's state. Every lane of a row ends with the same combined state.
@@ -104,7 +110,8 @@ template <class S> __device__ __forceinline__ S warp_all(S s) {
 // Every thread of a row group gets the group's combined state. With several warps per row the
 // warps' states meet in `buf` (room for WPR states per row); the second barrier keeps the next
 // call from overwriting them while a slow warp still reads.
-template <class S> __device__ __forceinline__ S group_all(S s, unsigned char* buf) {
+template <class Sh, class S> __device__ __forceinline__ S group_all(S s, unsigned char* buf) {
+  constexpr int WPR = Sh::WPR;
   s = warp_all(s);
   if constexpr (WPR > 1) {
     S* states = reinterpret_cast<S*>(buf);
@@ -121,7 +128,8 @@ template <class S> __device__ __forceinline__ S group_all(S s, unsigned char* bu
 // One row as this thread sees it: chunks of TPR * CACHE accesses of V elements; thread t holds
 // accesses t, t + TPR, ... of the current chunk in v. `sweep` visits every access of the row in
 // increasing index order (per thread), reloading chunks unless the row is resident.
-template <int V> struct Row {
+template <class Sh, int V> struct Row {
+  static constexpr int TPR = Sh::TPR, CACHE = Sh::CACHE;
   static constexpr int STEP = TPR * CACHE;  // accesses per chunk
   const T* x;
   int nv, t;  // accesses in the row, this thread's index in its row group
@@ -156,28 +164,30 @@ template <int V> struct Row {
   }
 };
 
-template <int V> __device__ __forceinline__ float row_max(Row<V>& r, unsigned char* red) {
+template <class Sh, int V>
+__device__ __forceinline__ float row_max(Row<Sh, V>& r, unsigned char* red) {
   Max s = Max::none();
   r.sweep([&](const float(&a)[V], int) {
 #pragma unroll
     for (int e = 0; e < V; ++e) s.v = fmaxf(s.v, a[e]);
   });
-  return group_all(s, red).v;
+  return group_all<Sh>(s, red).v;
 }
 
 // sum over the row of g(x) (x, x - c squared, exp(x - max)...).
-template <int V, class G> __device__ __forceinline__ float row_sum(Row<V>& r, unsigned char* red,
-                                                                  G&& g) {
+template <class Sh, int V, class G>
+__device__ __forceinline__ float row_sum(Row<Sh, V>& r, unsigned char* red, G&& g) {
   Sum s = Sum::none();
   r.sweep([&](const float(&a)[V], int) {
 #pragma unroll
     for (int e = 0; e < V; ++e) s.v += g(a[e]);
   });
-  return group_all(s, red).v;
+  return group_all<Sh>(s, red).v;
 }
 
 // Y[j] = f(x[j], j) for the whole row (reloaded unless resident).
-template <int V, class F> __device__ __forceinline__ void row_write(Row<V>& r, T* y, F&& f) {
+template <class Sh, int V, class F>
+__device__ __forceinline__ void row_write(Row<Sh, V>& r, T* y, F&& f) {
   r.sweep([&](const float(&a)[V], int j0) {
     float out[V];
 #pragma unroll
@@ -191,17 +201,17 @@ template <int V> __device__ __forceinline__ void weights(const T* w, int j0, flo
   load_vec<V>(w + j0, f);
 }
 
-template <int V>
+template <class Sh, int V>
 __device__ __forceinline__ void process(const T* __restrict__ X, const T* __restrict__ W,
                                         const T* __restrict__ B, Out* __restrict__ Y, int M,
                                         int N, float eps, unsigned char* red) {
-  const int row = blockIdx.x * RPB + threadIdx.x / TPR;
-  Row<V> r;
+  const int row = blockIdx.x * Sh::RPB + threadIdx.x / Sh::TPR;
+  Row<Sh, V> r;
   r.live = row < M;
-  r.t = threadIdx.x % TPR;
+  r.t = threadIdx.x % Sh::TPR;
   r.nv = N / V;
   r.x = X + (size_t)(r.live ? row : 0) * N;
-  r.resident = r.nv <= Row<V>::STEP;
+  r.resident = r.nv <= Row<Sh, V>::STEP;
   if (r.resident) r.load(0);
   const bool lead = r.live && r.t == 0;
 #if KGEN_OP == 0
@@ -217,7 +227,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
     for (int e = 0; e < V; ++e)
       if (a[e] > s.v) s = {a[e], j0 + e};  // strictly greater: this thread's first maximum
   });
-  s = group_all(s, red);
+  s = group_all<Sh>(s, red);
   if (lead) Y[row] = s.i < N ? s.i : 0;  // a row of -inf only: index 0, as torch
 #elif KGEN_OP == 3
   float m, total;
@@ -232,7 +242,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
         s.v += a[e];
       }
     });
-    const float inv = 1.f / group_all(s, red).v;
+    const float inv = 1.f / group_all<Sh>(s, red).v;
     if (r.live) row_write(r, Y + (size_t)row * N, [inv](float a, int) { return a * inv; });
     return;
   }
@@ -253,7 +263,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
       s.s = (s.m == mn ? s.s : s.s * exp2f((s.m - mn) * L2E)) + part;
       s.m = mn;
     });
-    s = group_all(s, red);
+    s = group_all<Sh>(s, red);
     m = s.m;
     total = s.s;
   }
@@ -278,7 +288,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
       for (int e = 0; e < V; ++e) q += (a[e] - c) * (a[e] - c);
       s = s.with({(float)V, c, q});
     });
-    s = group_all(s, red);
+    s = group_all<Sh>(s, red);
     mean = s.mean;
     var = s.m2 / N;
   }
@@ -306,33 +316,38 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-KGEN_KERNEL(const T* __restrict__ X,
-#if KGEN_OP >= 4
-            const T* __restrict__ weight,
-#endif
-#if KGEN_OP == 4
-            const T* __restrict__ bias,
-#endif
-            Out* __restrict__ Y, int M, int N
-#if KGEN_OP >= 4
-            , float eps
-#endif
-) {
-  __shared__ __align__(16) unsigned char red[RPB * WPR * 16];
-#if KGEN_OP < 4
-  const T* weight = nullptr;
-  const float eps = 0.f;
-#endif
-#if KGEN_OP != 4
-  const T* bias = nullptr;
-#endif
+// The body of every kernel of the file, for one shape.
+template <int TPR, int RPB, int CACHE>
+__device__ __forceinline__ void rowwise(const T* __restrict__ X, const T* __restrict__ weight,
+                                        const T* __restrict__ bias, Out* __restrict__ Y, int M,
+                                        int N, float eps) {
+  typedef Shape<TPR, RPB, CACHE> Sh;
+  __shared__ __align__(16) unsigned char red[RPB * Sh::WPR * 16];
   bool fast = N % VW == 0 && aligned_to(X, WIDTH);
   if (KGEN_OP >= 3) fast = fast && aligned_to(Y, WIDTH);  // row outputs: vector stores
   if (KGEN_OP >= 4) fast = fast && aligned_to(weight, WIDTH);
   if (KGEN_OP == 4) fast = fast && aligned_to(bias, WIDTH);
   if (fast)
-    process<VW>(X, weight, bias, Y, M, N, eps, red);
+    process<Sh, VW>(X, weight, bias, Y, M, N, eps, red);
   else
-    process<1>(X, weight, bias, Y, M, N, eps, red);
+    process<Sh, 1>(X, weight, bias, Y, M, N, eps, red);
 }
+
+// Each op's kernel parameters, and the call that fills in the ones it does not have.
+#if KGEN_OP == 4
+#define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
+    const T* __restrict__ bias, Out* __restrict__ Y, int M, int N, float eps
+#define ROW_ARGS X, weight, bias, Y, M, N, eps
+#elif KGEN_OP == 5
+#define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
+    Out* __restrict__ Y, int M, int N, float eps
+#define ROW_ARGS X, weight, nullptr, Y, M, N, eps
+#else
+#define ROW_PARAMS const T* __restrict__ X, Out* __restrict__ Y, int M, int N
+#define ROW_ARGS X, nullptr, nullptr, Y, M, N, 0.f
+#endif
+// ---- kgen:kernels begin (one per class of row length: rowwise<TPR, RPB, CACHE>, MIN_BLOCKS) ----
+extern "C" __global__ void __launch_bounds__(256, 5) KGEN_KERNEL(ROW_PARAMS) {
+  rowwise<256, 1, 4>(ROW_ARGS);
+}
+// ---- kgen:kernels end ----

@@ -1,8 +1,8 @@
 """Every configuration of a memory-bound template (or a filtered part of its space), judged on the
-local GPU exactly as a loop round judges a candidate (warm worker, full validation, the first
-bench size timed with the L2 flushed, torch eager interleaved): what the space can reach, so the
-search's result can be read against it. Prints a row per configuration as it finishes and the
-best few at the end; `--json` keeps them all.
+local GPU exactly as a loop round judges a candidate (warm worker, full validation, every bench
+size timed with the L2 flushed and judged by their geometric mean, torch eager interleaved): what
+the space can reach, so the search's result can be read against it. Prints a row per
+configuration as it finishes and the best few at the end; `--json` keeps them all.
 
     python -m benchmarks.mem_sweep --op sum --where vec=4 [--dtype float32] [--json FILE]
 
@@ -30,6 +30,7 @@ from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.gpu.pool import WorkerPool
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
+from kgen.verdict import overall
 
 
 def _keep(p: object, where: dict[str, str]) -> bool:
@@ -75,7 +76,7 @@ def main(ops: tuple[str, ...], dtype: str, where: str, limit: int, repeat: int,
                            "verdict": result.verdict if result else "not run",
                            "seconds": round(time.monotonic() - started, 2)}
                     if result and result.timings:
-                        t = result.timings[0]
+                        t = overall(result.timings)  # the loop's objective
                         row.update(ms=t.ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms,
                                    baseline_ms=t.baseline_ms, fraction=t.roofline_fraction)
                     rows.append(row)

@@ -95,18 +95,19 @@ def measure_ops(arch, dtype: str, names: list[str], budget_s: float, builtin: Bu
 def op_rows(name: str, spec: OpSpec, naive: Evaluation | None, best: Evaluation | None,
             theirs: dict) -> list[dict]:
     """Per bench size: milliseconds per implementation and the roofline's bound time (from the
-    naive kernel's measured peaks), so every cell can show its share of the roofline."""
+    naive kernel's measured peaks, or the builtin's where the naive one failed), so every cell
+    can show its share of the roofline."""
     rows = []
     for i, size in enumerate(spec.bench_sizes):
         timing, best_timing = _at(naive, i), _at(best, i)
-        bound_ms = (timing.ms * timing.roofline_fraction
-                    if timing and timing.roofline_fraction else None)
+        ours = timing or best_timing  # a timing of ours: the worker's peaks and eager with it
+        bound_ms = ours.ms * ours.roofline_fraction if ours and ours.roofline_fraction else None
         rows.append({
             "op": name, "size": " ".join(f"{k}={v}" for k, v in size.items()),
-            "bound": timing.bound if timing else "", "bound_ms": bound_ms,
+            "bound": ours.bound if ours else "", "bound_ms": bound_ms,
             "ms": {"reference naive": timing.ms if timing else None,
                    "builtin best": best_timing.ms if best_timing else None,
-                   "torch eager": timing.baseline_ms if timing else _nth(theirs, "eager_ms", i),
+                   "torch eager": ours.baseline_ms if ours else _nth(theirs, "eager_ms", i),
                    "torch.compile": _nth(theirs, "compiled_ms", i)}})
     return rows
 

@@ -3,7 +3,7 @@
 For each target (dtype, arch): run the builtin generate loop `--repeats` times with the same
 budget and record each run's best configuration and its time; then one run with a long budget,
 and count, in every run, the candidates until the first one within 5% of the long run's best.
-Each run is the ordinary loop (the sandboxed worker, quick timing at the first bench size, the
+Each run is the ordinary loop (the sandboxed worker, quick timing at every bench size, the
 profile the search reads), so the numbers are what a user of `kgen generate` gets.
 
     python -m benchmarks.search_spread --targets float32:sm_90,float16:sm_90a --json out.json
@@ -65,7 +65,7 @@ def candidates_to_within(run: dict[str, Any], target_ms: float) -> int | None:
 def summarize(name: str, runs: list[dict[str, Any]], long: dict[str, Any] | None) -> list[str]:
     bests = [r["best_ms"] for r in runs if r["best_ms"] is not None]
     configs = {r["best_choices"] for r in runs}
-    lines = [f"{name}: {len(runs)} runs; best of each (ms at the first bench size): "
+    lines = [f"{name}: {len(runs)} runs; best of each (ms, geometric mean over the bench sizes): "
              + ", ".join(f"{b:.4f}" for b in bests)]
     if bests:
         spread = (max(bests) - min(bests)) / min(bests)

@@ -151,3 +151,19 @@ def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
         configure("sm_90", "int32", "")
     with pytest.raises(SystemExit, match="--arch sm_999"):
         configure("sm_999", "float32", "")
+
+
+def test_a_failed_naive_kernel_leaves_the_roofline_to_the_builtin_timing():
+    from benchmarks import ops_table
+
+    softmax = load_op("softmax")
+    wrong = Evaluation("wrong", "Y off at the third bench size")
+    rows = ops_table.op_rows("softmax", softmax, wrong, _timed(softmax, 1.25, 0.5, 0.8),
+                             {"compiled_ms": [0.4, 0.8, 1.2]})
+    text = ops_table.table(rows).splitlines()
+    # The builtin kernel at 80% bounds it at 1 ms: eager, from the builtin's worker, at 200%.
+    assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | - | 1.250 ms (80%) | "
+                       "0.500 ms (200%) | 0.400 ms (250%) |")
+    none = ops_table.table(ops_table.op_rows("softmax", softmax, wrong, None,
+                                             {"eager_ms": [0.6] * 3})).splitlines()
+    assert none[2] == "| softmax | M=16384 N=4096 | - | - | - | 0.600 ms | - |"

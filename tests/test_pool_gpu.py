@@ -60,7 +60,7 @@ def test_a_warm_worker_serves_candidates_through_a_crash_and_a_hang():
 
 
 def test_a_warm_check_costs_little_beyond_the_timing_budget():
-    quick = EvalOptions.quick(SPEC)
+    quick = EvalOptions.quick(SPEC, bench_sizes=SPEC.bench_sizes[:1])  # one size, one budget
     with WorkerPool.local() as pool:
         judge(pool, "correct_tiled.cu", quick)  # start-up and the peaks, once
         walls = [judge(pool, "correct_tiled.cu", quick).extra["wall_s"] for _ in range(4)]

@@ -191,11 +191,12 @@ def test_the_worker_sandbox_binds_a_python_environment_under_tmp(tmp_path):
         shutil.rmtree(venv, ignore_errors=True)
 
 
-def test_quick_options_time_only_the_first_bench_size():
+def test_quick_options_time_every_bench_size_briefly():
     options = evaluate.EvalOptions.quick(SPEC)
     contract, _ = parse_contract((CHEATS / "correct_tiled.cu").read_text(), SPEC)
     job = evaluate.make_request(SPEC, contract, options)
-    assert job.bench_sizes == SPEC.bench_sizes[:1] and job.input_sets == 3
+    assert job.bench_sizes == SPEC.bench_sizes and len(job.bench_sizes) == 3
+    assert options.bench_budget_s < evaluate.EvalOptions().bench_budget_s and job.input_sets == 3
     assert len(job.test_sizes) == len(SPEC.test_sizes) and len(job.revalidate_sizes) == 2
     assert job.seed != evaluate.make_request(SPEC, contract, options).seed  # fresh inputs
 

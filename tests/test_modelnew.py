@@ -20,7 +20,7 @@ from kgen.arch import parse_arch
 from kgen.cli import main
 from kgen.compile import compile_source
 from kgen.loop.candidate import parse_contract
-from kgen.loop.modelnew import render
+from kgen.loop.modelnew import render, unsupported
 from kgen.ops.kernelbench import load_problem
 
 pytestmark = pytest.mark.nvcc
@@ -149,3 +149,54 @@ def test_a_scripted_kernelbench_run_writes_an_importable_model_new(tmp_path):
     assert "model_new.py" in (tmp_path / "run" / "report.md").read_text()
     saved = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
     assert saved["kernelbench"] == str((DATA / "l1_relu.py").resolve())
+
+
+def _relu_with(launches: str):
+    """l1_relu.cu with its launch line replaced by `launches` (one or more contract lines)."""
+    spec = _spec("l1_relu")
+    source = (KERNELS / "l1_relu.cu").read_text()
+    line = next(ln for ln in source.splitlines() if ln.startswith("// kgen: launch"))
+    source = source.replace(line, launches)
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    return spec, contract, source
+
+
+def test_only_the_launch_whose_condition_holds_at_the_problems_size_is_written():
+    # dim = 16384: the first launch's condition fails there, the second's holds.
+    spec, contract, source = _relu_with(
+        "// kgen: launch relu_f32 grid=(cdiv(batch_size * dim, 256)) block=(256) "
+        "args=(x, out, batch_size, dim) when=(dim % 3 == 0)\n"
+        "// kgen: launch relu_f32 grid=(cdiv(batch_size * dim, 128)) block=(128) "
+        "args=(x, out, batch_size, dim) when=(dim % 3 != 0)")
+    assert unsupported(spec, contract) is None
+    context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
+    assert context["_KGEN_LAUNCHES"] == [("relu_f32", (2048, 1, 1), (128, 1, 1), 0, (
+        "x", "out", "batch_size", "dim"))]
+
+
+@pytest.mark.parametrize("launch, why", [
+    ("grid=(SMS) block=(256) args=(x, out, batch_size, dim)", "sizes its grid by SMS"),
+    ("grid=(cdiv(batch_size * dim, 256)) block=(256) cluster=(2) args=(x, out, batch_size, dim)",
+     "uses thread-block clusters"),
+    ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(tmap(x, box=(64, 4)), out, "
+     "batch_size, dim)", "passes a tensor map"),
+])
+def test_launches_model_new_cannot_make_are_named_not_written(launch, why):
+    spec, contract, _ = _relu_with(f"// kgen: launch relu_f32 {launch}")
+    assert unsupported(spec, contract) == f"launch relu_f32 (line 4) {why}"
+
+
+@pytest.mark.slow
+def test_a_run_whose_best_kernel_needs_the_sm_count_says_why_there_is_no_model_new(tmp_path):
+    source = (KERNELS / "l1_relu.cu").read_text().replace(
+        "grid=(cdiv(batch_size * dim, 256))", "grid=(SMS)")
+    (tmp_path / "script.json").write_text(json.dumps([fenced(source)]))
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(DATA / "l1_relu.py"), "--arch", "sm_90", "--no-gpu",
+        "--backend", "scripted", "--out", str(tmp_path / "run"), "--json"],
+        env={"KGEN_SCRIPT": str(tmp_path / "script.json"), "KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "run" / "model_new.py").exists()
+    assert ("No model_new.py: launch relu_f32 (line 4) sizes its grid by SMS"
+            in (tmp_path / "run" / "report.md").read_text())

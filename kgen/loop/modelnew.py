@@ -16,7 +16,8 @@ import ast
 import base64
 from pathlib import Path
 
-from kgen.contract import Contract
+from kgen import expr
+from kgen.contract import SMS, Contract, TensorMapArg
 from kgen.dtypes import DTYPES
 from kgen.spec import Entry, OpSpec, Tensor
 
@@ -41,6 +42,24 @@ def render(spec: OpSpec, contract: Contract, binary: bytes, arch: str, source: s
     return "\n".join(parts) + "\n"
 
 
+def unsupported(spec: OpSpec, contract: Contract) -> str | None:
+    """Why model_new.py cannot launch this contract, or None. Its runtime makes plain
+    cuLaunchKernel calls at the problem's fixed sizes, computed when the file is written: no
+    cluster launch, no tensor map built on the host, and no SM count, which only the GPU that
+    runs it knows."""
+    for launch in contract.launches:
+        texts = (*launch.grid, *launch.block, launch.smem, launch.when)
+        if any(isinstance(node, ast.Name) and node.id == SMS
+               for text in texts if text for node in ast.walk(expr.parse(text))):
+            return f"launch {launch.kernel} (line {launch.line}) sizes its grid by {SMS}"
+    for launch in contract.launches_at(spec.test_sizes[0]):
+        if launch.cluster:
+            return f"launch {launch.kernel} (line {launch.line}) uses thread-block clusters"
+        if any(isinstance(arg, TensorMapArg) for arg in launch.arguments()):
+            return f"launch {launch.kernel} (line {launch.line}) passes a tensor map"
+    return None
+
+
 def _split_future(text: str) -> tuple[list[str], str]:
     """`from __future__` lines must come first in a file: take them out of the problem."""
     lines = text.splitlines()
@@ -55,7 +74,7 @@ def _constants(spec: OpSpec, contract: Contract, binary: bytes, arch: str) -> st
     entry = spec.test_sizes[0]
     dtype = contract.dtype
     launches = []
-    for launch in contract.launches:
+    for launch in contract.launches_at(entry):  # the sizes are fixed: its `when`s are decided
         grid, block, smem = launch.dims(entry)
         launches.append((launch.kernel, _three(grid), _three(block), smem, launch.args))
     scalars: dict[str, tuple[str, float | int]] = {

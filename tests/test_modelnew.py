@@ -176,7 +176,8 @@ def test_only_the_launch_whose_condition_holds_at_the_problems_size_is_written()
 
 
 @pytest.mark.parametrize("launch, why", [
-    ("grid=(SMS) block=(256) args=(x, out, batch_size, dim)", "sizes its grid by SMS"),
+    ("grid=(SMS) block=(256) args=(x, out, batch_size, dim)",
+     "uses SMS, the GPU's multiprocessor count"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) cluster=(2) args=(x, out, batch_size, dim)",
      "uses thread-block clusters"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(tmap(x, box=(64, 4)), out, "
@@ -198,5 +199,5 @@ def test_a_run_whose_best_kernel_needs_the_sm_count_says_why_there_is_no_model_n
         env={"KGEN_SCRIPT": str(tmp_path / "script.json"), "KGEN_MODEL": ""})
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "run" / "model_new.py").exists()
-    assert ("No model_new.py: launch relu_f32 (line 4) sizes its grid by SMS"
+    assert ("No model_new.py: launch relu_f32 (line 4) uses SMS, the GPU's multiprocessor count"
             in (tmp_path / "run" / "report.md").read_text())

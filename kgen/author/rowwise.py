@@ -186,9 +186,9 @@ def ladder(p: RowParams, arch: Arch, dtype: str, rows: Sequence[int] = ()
     threads per row doubled up to 1024 (rows per block halved, so the block keeps its size), then
     the accesses per thread doubled, until the row fits or the next step would not be valid (too
     many registers). The last kernel also takes any longer row, streamed."""
-    shapes = [p]
     if p.op not in REREAD_OPS:
         return (p,)
+    shapes = [p]
     for n in sorted(set(rows)):
         q = shapes[-1]
         while q.chunk < n:

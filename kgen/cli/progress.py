@@ -12,7 +12,7 @@ from rich.console import Console
 from kgen.loop.attempt import Attempt
 from kgen.loop.loop import Trajectory
 from kgen.textsafe import terminal
-from kgen.verdict import overall, status_color
+from kgen.verdict import status_color
 
 if TYPE_CHECKING:
     from kgen.loop.session import Run, RunSummary
@@ -54,9 +54,8 @@ class Progress:
         evaluation = attempt.evaluation
         if attempt.compile is not None and not attempt.compile.ok:
             detail = f"{len(attempt.compile.errors)} error(s)"
-        timing = overall(evaluation.timings) if evaluation is not None else None
-        if timing is not None:
-            detail = timing.short()
+        if attempt.timing is not None:
+            detail = attempt.timing.short()
         elif evaluation is not None and evaluation.message:
             detail = evaluation.message.splitlines()[0][:90]
         detail = terminal(detail, markup=True)  # model and worker text is data, never markup

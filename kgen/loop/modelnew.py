@@ -51,7 +51,8 @@ def unsupported(spec: OpSpec, contract: Contract) -> str | None:
         texts = (*launch.grid, *launch.block, launch.smem, launch.when)
         if any(isinstance(node, ast.Name) and node.id == SMS
                for text in texts if text for node in ast.walk(expr.parse(text))):
-            return f"launch {launch.kernel} (line {launch.line}) sizes its grid by {SMS}"
+            return (f"launch {launch.kernel} (line {launch.line}) uses {SMS}, the GPU's "
+                    "multiprocessor count")
     for launch in contract.launches_at(spec.test_sizes[0]):
         if launch.cluster:
             return f"launch {launch.kernel} (line {launch.line}) uses thread-block clusters"

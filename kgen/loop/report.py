@@ -5,7 +5,6 @@ from __future__ import annotations
 from kgen.loop.attempt import Attempt
 from kgen.loop.loop import Trajectory
 from kgen.loop.task import Task
-from kgen.verdict import overall
 
 
 def attempt_row(a: Attempt) -> str:
@@ -18,9 +17,8 @@ def attempt_row(a: Attempt) -> str:
         smem = f", {r.shared_bytes / 1024:.1f} KiB static smem" if r.shared_bytes else ""
         res = f"{r.registers} regs{smem}{spill}"
     time = ""
-    timing = overall(a.evaluation.timings) if a.evaluation is not None else None
-    if timing is not None:
-        time = timing.short()
+    if a.timing is not None:
+        time = a.timing.short()
     choices = (a.choices or "-").replace("|", "/")
     found = a.findings.replace("|", "/")
     return (f"| {a.number} | {a.round} | {choices} | {a.status} | {res or '-'} | {time or '-'} "

@@ -2,12 +2,13 @@
 template parameter is worth at each size, without a search deciding for you.
 
     python -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a \\
-        --set "" --set "bn=128" --set "stages=4 epi=0" [--json FILE]
+        --set "" --set "bn=128" --set "stages=4 epi=0" [--sizes 2432x1792x4096,...] [--json FILE]
 
 Each `--set` changes fields of the template's default configuration for that arch and dtype (an
 empty one is the default itself). Every configuration is compiled, validated at every test size
 and timed at every bench size by the same worker as any candidate, cuBLAS interleaved; a row per
-configuration is printed as it finishes.
+configuration is printed as it finishes. `--sizes MxNxK,...` times those sizes instead of gemm's
+bench sizes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ from kgen.compile import compile_source
 from kgen.errors import KgenError
 from kgen.loop.task import Task
 from kgen.ops import load_op
+
+
+def parse_sizes(text: str) -> tuple[dict[str, int], ...]:
+    """`MxNxK,...` as size entries; SystemExit naming a bad one."""
+    out = []
+    for item in text.split(","):
+        dims = item.strip().lower().split("x")
+        if len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise SystemExit(f"--sizes {text!r}: {item!r} is not MxNxK with positive integers")
+        out.append(dict(zip("MNK", map(int, dims), strict=True)))
+    return tuple(out)
 
 
 def configure(arch_name: str, dtype: str, changes: str) -> space.Params:
@@ -56,8 +68,9 @@ def configure(arch_name: str, dtype: str, changes: str) -> space.Params:
 @click.option("--arch", "arch_name", default=None, help="target (default: the local GPU's)")
 @click.option("--set", "sets", multiple=True, default=("",), help="field=value ... (repeatable)")
 @click.option("--budget", default=1.0, show_default=True, help="timing seconds per size")
+@click.option("--sizes", default="", help="MxNxK,... to time instead of gemm's bench sizes")
 @click.option("--json", "json_path", type=click.Path(path_type=Path))
-def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float,
+def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float, sizes: str,
          json_path: Path | None) -> None:
     found = local_gpu()
     if found is None:
@@ -65,6 +78,8 @@ def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float
     arch_name = arch_name or found[1].name
     configs = [configure(arch_name, dtype, s) for s in sets]
     spec = load_op("gemm")
+    if sizes:
+        spec = dataclasses.replace(spec, bench_sizes=parse_sizes(sizes))
     task = Task("generate", parse_arch(arch_name), spec, dtype)
     sources = [space.render(p, dtype) for p in configs]
     with ThreadPoolExecutor(8) as pool:  # warm the compile cache in parallel

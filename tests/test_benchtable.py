@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.bench_table import rows_for, table
-from benchmarks.gemm_configs import configure
+from benchmarks.gemm_configs import configure, parse_sizes
 from kgen.ops import load_op
 from kgen.verdict import Evaluation, Timing
 
@@ -151,6 +151,17 @@ def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
         configure("sm_90", "int32", "")
     with pytest.raises(SystemExit, match="--arch sm_999"):
         configure("sm_999", "float32", "")
+    with pytest.raises(SystemExit, match="stream-K pieces are per CTA"):
+        configure("sm_90a", "bfloat16", "sk=1 cluster=2")
+    assert configure("sm_90a", "bfloat16", "sk=1").choices.endswith(" sk=1")
+
+
+def test_gemm_configs_sizes_replace_the_bench_sizes_and_name_a_bad_one():
+    assert parse_sizes("2432x1792x4096, 3000X5000X2000") == (
+        {"M": 2432, "N": 1792, "K": 4096}, {"M": 3000, "N": 5000, "K": 2000})
+    for bad in ("2432x1792", "0x1x1", "axbxc"):
+        with pytest.raises(SystemExit, match="is not MxNxK"):
+            parse_sizes(bad)
 
 
 def test_a_failed_naive_kernel_leaves_the_roofline_to_the_builtin_timing():

@@ -1,7 +1,8 @@
 """The Hopper gemm template's parameters and rendering (the CUDA is templates/gemm_wgmma.cu):
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
-clusters of 2 along M multicasting B, float16/bfloat16 on sm_90a only.
+clusters of 2 along M multicasting B, optional stream-K for the last waves (a tile cut along K
+between two CTAs, the partial passed through a static workspace), float16/bfloat16 on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same
 kernel: kgen passes zero tensor maps there (tmap optional=1) and the kernel loads through its
@@ -27,6 +28,7 @@ class WgmmaParams:
     cluster: int = 1  # CTAs per cluster along M, multicasting B (1 or 2)
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
+    sk: int = 0  # 1: stream-K, the last waves' tiles split along K over every CTA (no clusters)
 
     template = "wgmma"
     bk = BK
@@ -49,7 +51,7 @@ class WgmmaParams:
     def choices(self) -> str:
         return (f"template=wgmma tile={self.bm}x{self.bn}x{BK} consumers={self.consumers} "
                 f"stages={self.stages} cluster={self.cluster} group={self.group} "
-                f"epi={self.epi}")
+                f"epi={self.epi} sk={self.sk}")
 
 
 _TYPES = {
@@ -77,7 +79,8 @@ def render(p: WgmmaParams, dtype: str) -> str:
     about = (f"Hopper gemm: wgmma m64n{p.bn}k16 fed by TMA (128B swizzle), block tile "
              f"{p.bm}x{p.bn}x{BK}, 1 producer + {p.consumers} consumer warpgroups "
              f"(setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
-             f"(group {p.group}), {cluster}, {'TMA-store' if p.epi else 'register'} epilogue; "
+             f"(group {p.group}), {cluster}, {'stream-K last waves, ' if p.sk else ''}"
+             f"{'TMA-store' if p.epi else 'register'} epilogue; "
              "float32 accumulation; sm_90a only; any M, N, K (odd K or N: guarded loads).\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     pair, wg_type, pack, from_f = _TYPES[dtype]
@@ -87,7 +90,7 @@ def render(p: WgmmaParams, dtype: str) -> str:
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {BK}, STAGES = {p.stages};\n"
               f"#define WS 1\n#define CLUSTER_M {p.cluster}\n"
               f"constexpr int CONSUMERS = {p.consumers};\nconstexpr int GROUP_M = {p.group};\n"
-              f"constexpr int EPI = {p.epi};\n"
+              f"constexpr int EPI = {p.epi};\n#define SK {p.sk}\n"
               "constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;\n")
     return (contract_header("gemm", dtype, p.choices, launch_line(p, name), about)
             + fill("gemm_wgmma", params, name))

@@ -16,7 +16,9 @@
 //     the host's choice: #SMs (persistent) or #tiles (one tile per CTA); grouped tile order
 //     (GROUP_M cluster-tile rows per group); optional thread-block cluster of CLUSTER_M = 2 CTAs
 //     along M that share the B tile through TMA multicast (each CTA loads half of B's 64-column
-//     chunks into both CTAs); consumers release a stage to every CTA of the cluster.
+//     chunks into both CTAs); consumers release a stage to every CTA of the cluster; with SK = 1
+//     (clusters of 1), the tiles of a last, partial round are cut along K over up to 4 CTAs each,
+//     partial sums passed through a static workspace (see "The work of one persistent CTA").
 //   WS = 0 (the simple fallback): one warpgroup (128 threads) that both issues TMA (thread 0)
 //     and runs the wgmmas; a STAGES-deep ring of full[] mbarriers only; no cluster, no setmaxnreg.
 //   Loads: TMA (cp.async.bulk.tensor.2d, SWIZZLE_128B) when the host says so (flags bit 0).
@@ -64,6 +66,9 @@
 //   WS=1, 128x256x64, 3 stages, EPI=1, persistent: 0.99x / 1.01x / 0.86x; the same with
 //   clusters of 2: 0.96x / 1.00x / 0.92x (benchmarks/h200-2026-12-03-s6/). At 4096^3 Nsight
 //   Compute puts the tensor pipe at 94%. WS=0 (simple): a few hundred TFLOP/s.
+//   SK = 1 cuts nothing at those three sizes (the tiles left over exceed half the SMs) and wins
+//   where few are left: 2432x1792x4096 0.0685 against 0.0895 ms, 2688x2048x8192 0.1346 against
+//   0.1728 ms (0.78x -> 1.00x of cuBLAS) (benchmarks/h200-2026-12-04-s9/).
 //
 // SHARED MEMORY LAYOUT (offsets from a 1024-byte aligned base; each stage 1024-aligned)
 //   A stage s: BM rows x 128 bytes (64 K-elements), 128B-swizzled by TMA: the 16-byte chunk c of
@@ -92,6 +97,7 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM / CONSUMERS rows
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
 constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
+#define SK 0                     // 1: the last waves' tiles split along K (stream-K; clusters of 1)
 constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when CONSUMERS >= 2)
 #define KGEN_KERNEL gemm_wgmma_bf16
 // ---- kgen:params end ----
@@ -126,6 +132,7 @@ static_assert(REG_PRODUCER % 8 == 0 && REG_CONSUMER % 8 == 0 && REG_PRODUCER >= 
                   REG_CONSUMER <= 256, "setmaxnreg values: multiples of 8 in [24, 256]");
 static_assert(SMEM_BYTES <= 232448, "dynamic shared memory above the 227 KB per-block limit");
 static_assert(EPI == 0 || EPI == 1, "EPI: 0 or 1");
+static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
 
 // ------------------------------------------------------------------------------------------
 // PTX wrappers
@@ -430,6 +437,128 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 }
 
 // ------------------------------------------------------------------------------------------
+// The work of one persistent CTA: units (tile t, k-blocks [kb0, kb1)), identical for the producer
+// and the consumers. First whole tiles, one per CTA per round (t = c, c + G, ...), as many rounds
+// as every CTA can fill.
+//
+// SK = 1 (stream-K for the last wave, clusters of 1 only): with T tiles on G CTAs and T % G != 0,
+// a last round of whole tiles would leave SMs idle (480 tiles of 128x256 at 3000x5000 on 132
+// SMs: 3.64 rounds of work take 4). So the last T % G tiles are cut along K instead: their
+// k-blocks are dealt out evenly over up to SK_PIECES CTAs per tile (never more CTAs than G), each
+// CTA taking one contiguous range of the (tile, k-block) sequence; where G < 2 (T % G) there is
+// no room for a second piece and the last round stays whole. A tile is then cut in pieces: the owner's (from k-block 0: the last unit of CTA c)
+// and its contributors' (the first unit of CTAs c+1, ..., each starting inside the tile). A
+// contributor does its piece first, writes the float32 partial tile to workspace slot (its CTA)
+// and raises the slot's flag; the owner does its piece last, waits for each contributor's flag,
+// adds the partials, lowers the flags and stores the tile. No CTA waits before it has published,
+// so the waits cannot deadlock while every CTA is resident (a persistent grid of at most one CTA
+// per SM is). The workspace is a static __device__ array (zero at module load; 128 KB per CTA
+// slot for 128x256), so the launch contract needs no extra buffer, and every flag is down again
+// when a launch ends. Two launches of one module must not run at once (they would share the
+// workspace); kgen launches one at a time.
+// ------------------------------------------------------------------------------------------
+constexpr int SK_PIECES = 4;   // at most this many CTAs share a cut tile
+#if WS && SK && CLUSTER_M == 1
+#define KGEN_STREAM_K 1
+constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
+__device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
+__device__ unsigned kgen_sk_flag[SK_SLOTS * CONSUMERS];
+#else
+#define KGEN_STREAM_K 0
+#endif
+
+struct Schedule {
+  int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
+  __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g) : nkb(nkb_), stride(g), t_dp(c) {
+    int cut = 0;
+#if KGEN_STREAM_K
+    // cut * nkb < SK_SLOTS * nkb must stay an int: K up to 64 * (2^30 / 160), 429M elements.
+    if (ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS) cut = ntiles % g;
+#endif
+    whole = ntiles - cut;
+    // At most SK_PIECES CTAs per cut tile: every extra piece costs the owner a 128 KB read on its
+    // critical path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran
+    // 1.7x slower than leaving it whole). Fewer than two pieces per tile: nothing is cut.
+    users = cut ? min(g, cut * min(SK_PIECES, g / cut)) : 0;
+    // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).
+    sk0 = whole * nkb;
+    q = users ? cut * nkb / users : 0;
+    r = users ? cut * nkb % users : 0;
+    i = start(c);
+    hi = start(c + 1);
+  }
+  // Where CTA cc's range of the cut tiles' (tile, k-block) sequence begins (CTAs past `users`
+  // have none).
+  __host__ __device__ __forceinline__ int start(int cc) const {
+    cc = min(cc, users);
+    return sk0 + cc * q + min(cc, r);
+  }
+  // The next unit: tile t, k-blocks [kb0, kb1); false when this CTA has no work left.
+  __host__ __device__ __forceinline__ bool next(int& t, int& kb0, int& kb1) {
+    if (t_dp < whole) {
+      t = t_dp;
+      kb0 = 0;
+      kb1 = nkb;
+      t_dp += stride;
+      return true;
+    }
+    if (i < hi) {
+      t = i / nkb;
+      kb0 = i - t * nkb;
+      kb1 = min(nkb, hi - t * nkb);
+      i = t * nkb + kb1;
+      return true;
+    }
+    return false;
+  }
+  // For the owner (CTA c) of cut tile t: one past the last CTA with a piece of it.
+  __host__ __device__ __forceinline__ int contributors_end(int t, int c) const {
+    int e = c + 1;
+    while (e < stride && start(e) < (t + 1) * nkb) ++e;
+    return e;
+  }
+};
+
+#if KGEN_STREAM_K
+// Contributor: this warpgroup's partial accumulators -> workspace slot `slot`, then its flag up.
+// Each thread writes its own registers in order, so the owner's same thread reads them back
+// without any fragment arithmetic (and every access is a coalesced 16-byte one).
+__device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int slot, int wg,
+                                           int lt) {
+  float4* w = kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int q = 0; q < ACC_N / 4; ++q)
+      __stcg(w + (i * ACC_N / 4 + q) * 128,
+             make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+  __threadfence();  // each thread's stores are visible device-wide before the flag goes up
+  named_bar_sync(3 + wg, 128);
+  if (lt == 0) atomicExch(&kgen_sk_flag[slot * CONSUMERS + wg], 1u);
+}
+// Owner: wait for the contributor's flag (and lower it for the next launch), add its partial.
+__device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int wg, int lt) {
+  if (lt == 0) {
+    while (atomicCAS(&kgen_sk_flag[slot * CONSUMERS + wg], 1u, 0u) != 1u) __nanosleep(64);
+    __threadfence();
+  }
+  named_bar_sync(3 + wg, 128);
+  const float4* w =
+      kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int q = 0; q < ACC_N / 4; ++q) {
+      const float4 v = __ldcg(w + (i * ACC_N / 4 + q) * 128);  // L2: written by another SM
+      acc[i][4 * q] += v.x;
+      acc[i][4 * q + 1] += v.y;
+      acc[i][4 * q + 2] += v.z;
+      acc[i][4 * q + 3] += v.w;
+    }
+}
+#endif
+
+// ------------------------------------------------------------------------------------------
 // Guarded non-TMA loads (flags bit 0 = 0): 8 elements (16 bytes) of row `row`, columns
 // col..col+7 of a row-major rows x cols matrix, zeros outside it.
 // ------------------------------------------------------------------------------------------
@@ -610,8 +739,10 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
         tma_prefetch(&tmB);
         int s = 0;
         uint32_t ph = 0;
+        Schedule work(ntiles, nkb, cid, ncl);
+        int t, kb0, kb1;
 #pragma unroll 1
-        for (int t = cid; t < ntiles; t += ncl) {
+        while (work.next(t, kb0, kb1)) {
           int tmc, tn;
           tile_coords(t, ctiles_m, tiles_n, tmc, tn);
           const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
@@ -619,7 +750,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
           const int nb = min(NCHUNK, (N - n0 + 63) / 64);  // B chunks that touch the matrix
           const uint32_t bytes = (a_in ? A_STAGE_BYTES : 0) + nb * B_CHUNK_BYTES;
 #pragma unroll 1
-          for (int kb = 0; kb < nkb; ++kb) {
+          for (int kb = kb0; kb < kb1; ++kb) {
             mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
             mbar_arrive_expect_tx(full(s), bytes);
             if (a_in) tma_load(sA(s), &tmA, kb * BK, m0, full(s));
@@ -643,13 +774,15 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       const int pt = threadIdx.x;
       int s = 0;
       uint32_t ph = 0;
+      Schedule work(ntiles, nkb, cid, ncl);
+      int t, kb0, kb1;
 #pragma unroll 1
-      for (int t = cid; t < ntiles; t += ncl) {
+      while (work.next(t, kb0, kb1)) {
         int tmc, tn;
         tile_coords(t, ctiles_m, tiles_n, tmc, tn);
         const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
 #pragma unroll 1
-        for (int kb = 0; kb < nkb; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
           load_stage_manual<128>(sA(s), sB(s), A, B, m0, n0, kb * BK, M, N, K, pt);
           fence_proxy_async();
@@ -665,8 +798,10 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
     float acc[MSUB][ACC_N];
     int s = 0;
     uint32_t ph = 0;
+    Schedule work(ntiles, nkb, cid, ncl);
+    int t, kb0, kb1;
 #pragma unroll 1
-    for (int t = cid; t < ntiles; t += ncl) {
+    while (work.next(t, kb0, kb1)) {
       int tmc, tn;
       tile_coords(t, ctiles_m, tiles_n, tmc, tn);
       const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
@@ -674,12 +809,12 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       fence_acc(acc);
       int prev = 0;
 #pragma unroll 1
-      for (int kb = 0; kb < nkb; ++kb) {
+      for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(full(s), ph);
         wgmma_fence();
         mma_kblock(acc, sA(s) + wg * WG_M * 128, sB(s));
         wgmma_commit();
-        if (kb > 0) {
+        if (kb > kb0) {
           // The previous k-block's wgmmas are done: hand its stage back to the producer(s).
           wgmma_wait<1>();
           if (lt == 0) {
@@ -702,6 +837,17 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
           for (int c = 0; c < CLUSTER_M; ++c) mbar_arrive_cluster(empty(prev), c);
         }
       }
+#if KGEN_STREAM_K
+      if (kb1 - kb0 < nkb) {  // a piece of a cut tile: slots are named by the contributor's CTA
+        if (kb0 > 0) {
+          sk_publish(acc, cid, wg, lt);
+          continue;
+        }
+        const int last = work.contributors_end(t, cid);
+#pragma unroll 1
+        for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, wg, lt);
+      }
+#endif
       if (tma_epi)
         store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + wg * WG_M, n0, M, N, lt, 1 + wg);
       else

@@ -429,6 +429,19 @@ def test_wgmma_clusters_release_stages_without_a_cluster_scope_fence():
     assert result.ok and not result.diagnostics, result.summary
 
 
+def test_wgmma_stream_k_follows_the_cluster_so_the_default_leads_the_search():
+    """sk is derived, not searched: on exactly without clusters, so the default (sk=1) is in the
+    space the search ranks and is its first candidate, and the step to a cluster of 2 drops it."""
+    target = arch("sm_90a")
+    first = default(target, "bfloat16")
+    wgmma_space = space(target, "bfloat16", "wgmma")
+    assert first.sk == 1 and first in wgmma_space
+    assert all(p.sk == int(p.cluster == 1) for p in wgmma_space)
+    assert propose(target, "bfloat16", ()).params == first
+    steps = {(q.cluster, q.sk) for q in neighbours(first, target, "bfloat16")}
+    assert (2, 0) in steps and (2, 1) not in steps
+
+
 @pytest.mark.nvcc
 def test_wgmma_stream_k_schedule_covers_every_k_block_once_and_pairs_its_pieces(tmp_path):
     """The kernel's own Schedule, compiled from the rendered source and run on the host over

@@ -33,10 +33,10 @@ MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
 MMA_PIPE_LIMIT = 248
 WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consumers": (1, 2),
               "cluster": (1, 2), "group": (1, 8, 16), "epi": (0, 1)}
-# wgmma's sk (stream-K for the last round) is not searched but set by the default: the cost model
-# does not see sizes, and at gemm's bench sizes on 132 SMs it cuts nothing (the leftover tiles are
-# more than half the SMs), so sk=0 would time the same kernel again. A cluster of 2 has no
-# stream-K: the step to it drops sk (see `neighbours`).
+# wgmma's sk (stream-K for the tiles of a last, partial round) is not searched but follows the
+# cluster (`settled`): the cost model does not see sizes, and at gemm's bench sizes on 132 SMs it
+# cuts nothing (the leftover tiles are more than half the SMs), so sk=0 would time the same
+# kernel again; where it cuts, it wins (see _DEFAULTS). A cluster of 2 has no stream-K.
 _AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES}
 
 
@@ -168,13 +168,20 @@ def estimated_registers(p: Params) -> int:
     return min(255, p.acc_per_thread + frags * p.pipe + 40)
 
 
+def settled(p: Params) -> Params:
+    """The configuration with its derived fields set: wgmma's sk is on exactly without clusters."""
+    if isinstance(p, WgmmaParams) and p.sk != int(p.cluster == 1):
+        return replace(p, sk=int(p.cluster == 1))
+    return p
+
+
 def space(arch: Arch, dtype: str, template: str) -> list[Params]:
     """Every valid configuration of one template, in a fixed order (the search is deterministic)."""
     cls: Any = {"simt": SimtParams, "mma": MmaParams, "wgmma": WgmmaParams}[template]
     axes = _AXES[cls]
     found: list[Params] = []
     for values in itertools.product(*axes.values()):
-        p: Params = cls(*values)
+        p: Params = settled(cls(*values))
         if not problems(p, arch, dtype):
             found.append(p)
     return found
@@ -188,9 +195,7 @@ def neighbours(p: Params, arch: Arch, dtype: str) -> list[Params]:
         i = values.index(getattr(p, name))
         for j in (i - 1, i + 1):
             if 0 <= j < len(values):
-                q = type(p)(**{**p.__dict__, name: values[j]})
-                if isinstance(q, WgmmaParams) and q.cluster > 1:
-                    q = replace(q, sk=0)
+                q = settled(type(p)(**{**p.__dict__, name: values[j]}))
                 if not problems(q, arch, dtype):
                     out.append(q)
     turned = transposed(p)

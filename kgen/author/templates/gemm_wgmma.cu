@@ -480,6 +480,10 @@ struct Schedule {
     // critical path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran
     // 1.7x slower than leaving it whole). Fewer than two pieces per tile: nothing is cut.
     users = cut ? min(g, cut * min(SK_PIECES, g / cut)) : 0;
+    if (users == cut) {  // one piece per tile: the last round stays whole, as with SK = 0
+      whole = ntiles;
+      users = cut = 0;
+    }
     // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).
     sk0 = whole * nkb;
     q = users ? cut * nkb / users : 0;

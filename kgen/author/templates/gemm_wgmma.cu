@@ -66,9 +66,10 @@
 //   WS=1, 128x256x64, 3 stages, EPI=1, persistent: 0.99x / 1.01x / 0.86x; the same with
 //   clusters of 2: 0.96x / 1.00x / 0.92x (benchmarks/h200-2026-12-03-s6/). At 4096^3 Nsight
 //   Compute puts the tensor pipe at 94%. WS=0 (simple): a few hundred TFLOP/s.
-//   SK = 1 cuts nothing at those three sizes (the tiles left over exceed half the SMs) and wins
-//   where few are left: 2432x1792x4096 0.0685 against 0.0895 ms, 2688x2048x8192 0.1346 against
-//   0.1728 ms (0.78x -> 1.00x of cuBLAS) (benchmarks/h200-2026-12-04-s9/).
+//   SK = 1 cuts nothing at those three sizes (the tiles left over exceed half the SMs; it costs
+//   0.3-1% there) and wins where few are left: 2432x1792x4096 0.0680 against 0.0901 ms,
+//   2688x2048x8192 0.1345 against 0.1725 ms (0.78x -> 0.99x of cuBLAS)
+//   (benchmarks/h200-2026-12-04-s9/sk-final-bfloat16.log).
 //
 // SHARED MEMORY LAYOUT (offsets from a 1024-byte aligned base; each stage 1024-aligned)
 //   A stage s: BM rows x 128 bytes (64 K-elements), 128B-swizzled by TMA: the 16-byte chunk c of
@@ -97,7 +98,7 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM / CONSUMERS rows
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
 constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
-#define SK 0                     // 1: the last waves' tiles split along K (stream-K; clusters of 1)
+#define SK 0                     // 1: a last, partial round's tiles cut along K (clusters of 1)
 constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when CONSUMERS >= 2)
 #define KGEN_KERNEL gemm_wgmma_bf16
 // ---- kgen:params end ----
@@ -438,24 +439,24 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 
 // ------------------------------------------------------------------------------------------
 // The work of one persistent CTA: units (tile t, k-blocks [kb0, kb1)), identical for the producer
-// and the consumers. First whole tiles, one per CTA per round (t = c, c + G, ...), as many rounds
-// as every CTA can fill.
+// and the consumers: whole tiles, one per CTA per round (t = c, c + G, ...); with SK = 0 every
+// tile comes so.
 //
-// SK = 1 (stream-K for the last wave, clusters of 1 only): with T tiles on G CTAs and T % G != 0,
-// a last round of whole tiles would leave SMs idle (480 tiles of 128x256 at 3000x5000 on 132
-// SMs: 3.64 rounds of work take 4). So the last T % G tiles are cut along K instead: their
+// SK = 1 (stream-K for the last round, clusters of 1 only): with T tiles on G CTAs and T % G != 0,
+// a last round of whole tiles leaves SMs idle (133 tiles of 128x256 at 2432x1792 on 132 SMs: the
+// one left over takes a whole round). So the last T % G tiles are cut along K instead: their
 // k-blocks are dealt out evenly over up to SK_PIECES CTAs per tile (never more CTAs than G), each
-// CTA taking one contiguous range of the (tile, k-block) sequence; where G < 2 (T % G) there is
-// no room for a second piece and the last round stays whole. A tile is then cut in pieces: the owner's (from k-block 0: the last unit of CTA c)
-// and its contributors' (the first unit of CTAs c+1, ..., each starting inside the tile). A
-// contributor does its piece first, writes the float32 partial tile to workspace slot (its CTA)
-// and raises the slot's flag; the owner does its piece last, waits for each contributor's flag,
-// adds the partials, lowers the flags and stores the tile. No CTA waits before it has published,
-// so the waits cannot deadlock while every CTA is resident (a persistent grid of at most one CTA
-// per SM is). The workspace is a static __device__ array (zero at module load; 128 KB per CTA
-// slot for 128x256), so the launch contract needs no extra buffer, and every flag is down again
-// when a launch ends. Two launches of one module must not run at once (they would share the
-// workspace); kgen launches one at a time.
+// CTA taking one contiguous range of the (tile, k-block) sequence; where G < 2 (T % G) there is no
+// room for a second piece and the last round stays whole. A tile is then cut in pieces: the owner's
+// (from k-block 0: the last unit of CTA c) and its contributors' (the first unit of CTAs c+1, ...,
+// each starting inside the tile). A contributor does its piece first, writes the float32 partial
+// tile to workspace slot (its CTA) and raises the slot's flag; the owner does its piece last, waits
+// for each contributor's flag, adds the partials, lowers the flags and stores the tile. No CTA
+// waits before it has published, so the waits cannot deadlock while every CTA is resident (a
+// persistent grid of at most one CTA per SM is). The workspace is a static __device__ array (zero
+// at module load; 128 KB per CTA slot for 128x256, 20 MiB in all), so the launch contract needs no
+// extra buffer, and every flag is down again when a launch ends. Two launches of one module must
+// not run at once (they would share the workspace); kgen launches one at a time.
 // ------------------------------------------------------------------------------------------
 constexpr int SK_PIECES = 4;   // at most this many CTAs share a cut tile
 #if WS && SK && CLUSTER_M == 1
@@ -529,7 +530,8 @@ struct Schedule {
 // without any fragment arithmetic (and every access is a coalesced 16-byte one).
 __device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int slot, int wg,
                                            int lt) {
-  float4* w = kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
+  float4* w =
+      kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
 #pragma unroll
   for (int i = 0; i < MSUB; ++i)
 #pragma unroll
@@ -540,7 +542,7 @@ __device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int 
   named_bar_sync(3 + wg, 128);
   if (lt == 0) atomicExch(&kgen_sk_flag[slot * CONSUMERS + wg], 1u);
 }
-// Owner: wait for the contributor's flag (and lower it for the next launch), add its partial.
+// Owner: wait for one contributor's flag (and lower it for the next launch), add its partial.
 __device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int wg, int lt) {
   if (lt == 0) {
     while (atomicCAS(&kgen_sk_flag[slot * CONSUMERS + wg], 1u, 0u) != 1u) __nanosleep(64);

@@ -1,8 +1,9 @@
 """The Hopper gemm template's parameters and rendering (the CUDA is templates/gemm_wgmma.cu):
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
-clusters of 2 along M multicasting B, optional stream-K for the last waves (a tile cut along K
-between two CTAs, the partial passed through a static workspace), float16/bfloat16 on sm_90a only.
+clusters of 2 along M multicasting B, optional stream-K for a last, partial round of tiles (each
+cut along K over up to 4 CTAs, partial sums passed through a static workspace), float16/bfloat16
+on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same
 kernel: kgen passes zero tensor maps there (tmap optional=1) and the kernel loads through its
@@ -28,7 +29,7 @@ class WgmmaParams:
     cluster: int = 1  # CTAs per cluster along M, multicasting B (1 or 2)
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
-    sk: int = 0  # 1: stream-K, the last waves' tiles split along K over every CTA (no clusters)
+    sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (clusters of 1 only)
 
     template = "wgmma"
     bk = BK
@@ -79,7 +80,8 @@ def render(p: WgmmaParams, dtype: str) -> str:
     about = (f"Hopper gemm: wgmma m64n{p.bn}k16 fed by TMA (128B swizzle), block tile "
              f"{p.bm}x{p.bn}x{BK}, 1 producer + {p.consumers} consumer warpgroups "
              f"(setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
-             f"(group {p.group}), {cluster}, {'stream-K last waves, ' if p.sk else ''}"
+             f"(group {p.group}), {cluster}, "
+             f"{'stream-K for a last partial round, ' if p.sk else ''}"
              f"{'TMA-store' if p.epi else 'register'} epilogue; "
              "float32 accumulation; sm_90a only; any M, N, K (odd K or N: guarded loads).\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")

@@ -80,18 +80,43 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
+  // Global -> registers. A tile that lies wholly inside its matrix, with 16-byte rows, takes plain
+  // float4 loads behind one uniform branch; the guarded loads (a branch per chunk) are for the
+  // edges only. Per-chunk guards in the loop cost the float32 default 4% on the H200 (4096^3:
+  // 3.04 ms guarded, 2.92 ms so).
   auto fetch = [&](int k0) {
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-      const int gr = m0 + r;
-      ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
+    bool plainA = false, plainB = false;
+    if constexpr (WIDE) {
+      plainA = wideA && m0 + BM <= M && k0 + BK <= K;
+      plainB = wideB && n0 + BN <= N && k0 + BK <= K;
     }
+    if (plainA) {
 #pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-      const int gk = k0 + r;
-      rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, n0 + nc, gk < K ? N : 0, wideB);
+      for (int i = 0; i < A_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
+        ra[i] = *reinterpret_cast<const float4*>(A + (size_t)(m0 + r) * K + k0 + kc);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < A_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
+        const int gr = m0 + r;
+        ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
+      }
+    }
+    if (plainB) {
+#pragma unroll
+      for (int i = 0; i < B_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
+        rb[i] = *reinterpret_cast<const float4*>(B + (size_t)(k0 + r) * N + n0 + nc);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < B_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
+        const int gk = k0 + r;
+        rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, n0 + nc, gk < K ? N : 0, wideB);
+      }
     }
   };
   auto stash = [&](int buf) {

@@ -447,7 +447,9 @@ def test_wgmma_stream_k_schedule_covers_every_k_block_once_and_pairs_its_pieces(
     """The kernel's own Schedule, compiled from the rendered source and run on the host over
     12,800 (tiles, k-blocks, CTAs) cases: every (tile, k-block) exactly once, whole tiles first,
     and every cut tile in pieces: the owner's (from k-block 0, its CTA's last unit) and its
-    contributors' (each its CTA's first cut piece), and the owner absorbs exactly those slots."""
+    contributors' (each its CTA's first cut piece), and the owner absorbs exactly those slots;
+    at most SK_PIECES + 2 pieces a tile, only the last round's tiles cut, and none where they are
+    more than half the CTAs."""
     import subprocess
     from pathlib import Path
 

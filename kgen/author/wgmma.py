@@ -2,7 +2,7 @@
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
 clusters of 2 along M multicasting B, optional stream-K for a last, partial round of tiles (each
-cut along K over up to 4 CTAs, partial sums passed through a static workspace), float16/bfloat16
+cut along K over about 4 CTAs, partial sums passed through a static workspace), float16/bfloat16
 on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same

@@ -4,7 +4,10 @@
 #include <vector>
 // Every (tile, k-block) exactly once; a cut tile's pieces: one owner's (from k-block 0, the CTA's
 // last unit) and contributors' (each its CTA's first cut-tile unit, not from k-block 0), and the
-// CTAs the owner absorbs from (contributors_end) are exactly the tile's contributors.
+// CTAs the owner absorbs from (contributors_end) are exactly the tile's contributors; a cut tile
+// has at most SK_PIECES + 2 pieces (the CTAs get equal k-block ranges, rounded, that need not
+// start on a tile: a tile can reach into one more CTA at each end), only the last round's tiles (T % g) are cut, and none when the
+// CTAs cannot give each of them two pieces (2 * (T % g) > g).
 int main() {
   int bad = 0, cases = 0, cut = 0;
   for (int g = 1; g <= 170; g += 11)
@@ -40,13 +43,17 @@ int main() {
           if (last_owned != -1 && last_owned != n_units) ++bad;  // the owner's piece is last
         }
         for (int x : seen) bad += x != 1;
+        int cut_here = 0;
         for (int t = 0; t < T; ++t) {
           if (!contributors[t]) continue;
           ++cut;
+          ++cut_here;
+          if (contributors[t] + 1 > SK_PIECES + 2) ++bad;
           if (owner[t] < 0 || lo[t] != owner[t] + 1 || hi[t] + 1 != owner_end[t] ||
               hi[t] - lo[t] + 1 != contributors[t])
             ++bad;
         }
+        if (cut_here > T % g || (cut_here && 2 * (T % g) > g)) ++bad;
       }
   printf("%d cases, %d cut tiles, %d problems\n", cases, cut, bad);
   return bad != 0;

@@ -458,7 +458,7 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 // extra buffer, and every flag is down again when a launch ends. Two launches of one module must
 // not run at once (they would share the workspace); kgen launches one at a time.
 // ------------------------------------------------------------------------------------------
-constexpr int SK_PIECES = 4;   // at most this many CTAs share a cut tile
+constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average (see Schedule)
 #if WS && SK && CLUSTER_M == 1
 #define KGEN_STREAM_K 1
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
@@ -475,16 +475,15 @@ struct Schedule {
 #if KGEN_STREAM_K
     // cut * nkb < SK_SLOTS * nkb must stay an int: K up to 64 * (2^30 / 160), 429M elements.
     if (ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS) cut = ntiles % g;
+    // Each cut tile goes to about SK_PIECES CTAs (up to two more: the CTAs' equal k-block ranges
+    // need not start on a tile). Every extra piece costs the owner a 128 KB read on its critical
+    // path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran 1.7x slower
+    // than leaving it whole). Where the CTAs cannot give each leftover tile two pieces
+    // (g < 2 * cut), nothing is cut: the last round stays whole, as with SK = 0.
+    if (2 * cut > g) cut = 0;
 #endif
     whole = ntiles - cut;
-    // At most SK_PIECES CTAs per cut tile: every extra piece costs the owner a 128 KB read on its
-    // critical path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran
-    // 1.7x slower than leaving it whole). Fewer than two pieces per tile: nothing is cut.
-    users = cut ? min(g, cut * min(SK_PIECES, g / cut)) : 0;
-    if (users == cut) {  // one piece per tile: the last round stays whole, as with SK = 0
-      whole = ntiles;
-      users = cut = 0;
-    }
+    users = cut ? cut * min(SK_PIECES, g / cut) : 0;
     // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).
     sk0 = whole * nkb;
     q = users ? cut * nkb / users : 0;

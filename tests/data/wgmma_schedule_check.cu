@@ -5,9 +5,9 @@
 // Every (tile, k-block) exactly once; a cut tile's pieces: one owner's (from k-block 0, the CTA's
 // last unit) and contributors' (each its CTA's first cut-tile unit, not from k-block 0), and the
 // CTAs the owner absorbs from (contributors_end) are exactly the tile's contributors; a cut tile
-// has at most SK_PIECES + 2 pieces (the CTAs get equal k-block ranges, rounded, that need not
-// start on a tile: a tile can reach into one more CTA at each end), only the last round's tiles (T % g) are cut, and none when the
-// CTAs cannot give each of them two pieces (2 * (T % g) > g).
+// has at most SK_PIECES + 2 pieces (a CTA's range is cut * nkb / users k-blocks, rounded, and need
+// not start on a tile), only the last round's tiles (T % g) are cut, and none when the CTAs
+// cannot give each of them two pieces (2 * (T % g) > g).
 int main() {
   int bad = 0, cases = 0, cut = 0;
   for (int g = 1; g <= 170; g += 11)

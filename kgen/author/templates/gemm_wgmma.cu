@@ -475,8 +475,8 @@ struct Schedule {
 #if KGEN_STREAM_K
     // cut * nkb < SK_SLOTS * nkb must stay an int: K up to 64 * (2^30 / 160), 429M elements.
     if (ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS) cut = ntiles % g;
-    // Each cut tile goes to about SK_PIECES CTAs (up to two more: the CTAs' equal k-block ranges
-    // need not start on a tile). Every extra piece costs the owner a 128 KB read on its critical
+    // Each cut tile goes to about SK_PIECES CTAs (up to two more: the CTAs' k-block ranges are
+    // rounded and need not start on a tile). Every extra piece costs the owner a 128 KB read on its critical
     // path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran 1.7x slower
     // than leaving it whole). Where the CTAs cannot give each leftover tile two pieces
     // (g < 2 * cut), nothing is cut: the last round stays whole, as with SK = 0.

@@ -17,7 +17,7 @@
 //     (GROUP_M cluster-tile rows per group); optional thread-block cluster of CLUSTER_M = 2 CTAs
 //     along M that share the B tile through TMA multicast (each CTA loads half of B's 64-column
 //     chunks into both CTAs); consumers release a stage to every CTA of the cluster; with SK = 1
-//     (clusters of 1), the tiles of a last, partial round are cut along K over up to 4 CTAs each,
+//     (clusters of 1), the tiles of a last, partial round are cut along K over about 4 CTAs each,
 //     partial sums passed through a static workspace (see "The work of one persistent CTA").
 //   WS = 0 (the simple fallback): one warpgroup (128 threads) that both issues TMA (thread 0)
 //     and runs the wgmmas; a STAGES-deep ring of full[] mbarriers only; no cluster, no setmaxnreg.
@@ -445,7 +445,7 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 // SK = 1 (stream-K for the last round, clusters of 1 only): with T tiles on G CTAs and T % G != 0,
 // a last round of whole tiles leaves SMs idle (133 tiles of 128x256 at 2432x1792 on 132 SMs: the
 // one left over takes a whole round). So the last T % G tiles are cut along K instead: their
-// k-blocks are dealt out evenly over up to SK_PIECES CTAs per tile (never more CTAs than G), each
+// k-blocks are dealt out evenly over about SK_PIECES CTAs per tile (never more CTAs than G), each
 // CTA taking one contiguous range of the (tile, k-block) sequence; where G < 2 (T % G) there is no
 // room for a second piece and the last round stays whole. A tile is then cut in pieces: the owner's
 // (from k-block 0: the last unit of CTA c) and its contributors' (the first unit of CTAs c+1, ...,
@@ -476,10 +476,10 @@ struct Schedule {
     // cut * nkb < SK_SLOTS * nkb must stay an int: K up to 64 * (2^30 / 160), 429M elements.
     if (ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS) cut = ntiles % g;
     // Each cut tile goes to about SK_PIECES CTAs (up to two more: the CTAs' k-block ranges are
-    // rounded and need not start on a tile). Every extra piece costs the owner a 128 KB read on its critical
-    // path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran 1.7x slower
-    // than leaving it whole). Where the CTAs cannot give each leftover tile two pieces
-    // (g < 2 * cut), nothing is cut: the last round stays whole, as with SK = 0.
+    // rounded and need not start on a tile). Every extra piece costs the owner a 128 KB read on
+    // its critical path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran
+    // 1.7x slower than leaving it whole). Where the CTAs cannot give each leftover tile two
+    // pieces (g < 2 * cut), nothing is cut: the last round stays whole, as with SK = 0.
     if (2 * cut > g) cut = 0;
 #endif
     whole = ntiles - cut;

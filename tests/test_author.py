@@ -163,6 +163,25 @@ def test_simt_tiles_above_48_kib_use_dynamic_shared_memory():
     assert not any("shared memory" in why for why in problems(big, target, "float32"))
 
 
+def test_simt_stream_k_is_a_searched_step_for_blocks_that_fill_an_sm():
+    """sk=1 (persistent, stream-K) is a neighbour of the float32 default, ranked behind it, valid
+    only where one block fills an SM's registers (a persistent grid of one CTA per SM would
+    otherwise run at half occupancy); its contract grid is one CTA per SM, never more than the
+    tiles, and its choices line reads back."""
+    target = arch("sm_90")
+    first = default(target, "float32")
+    assert first.sk == 0
+    twin = dataclasses.replace(first, sk=1)
+    assert twin in neighbours(first, target, "float32")
+    assert model.estimate(twin, target).score < model.estimate(first, target).score
+    assert problems(SimtParams(128, 128, 8, 8, 8, 2, 4, sk=1), target, "float32")
+    assert problems(SimtParams(128, 128, 16, 8, 16, 2, 4, sk=1), target, "float32")  # 128 threads
+    assert parse_choices(twin.choices) == twin
+    source = render(twin, "float32")
+    assert "grid=(min(SMS, cdiv(M,128) * cdiv(N,256)))" in source and "#define SK 1" in source
+    assert "grid=(cdiv(N,256), cdiv(M,128))" in render(first, "float32")
+
+
 def test_a_tall_tile_has_its_wide_twin_as_a_neighbour():
     """256x128 (16x8 threads) reaches 128x256 (8x16) in one step; not the other way round (the
     wide tile measured faster for both templates), and a square tile has no twin."""
@@ -387,10 +406,11 @@ def test_default_is_correct_on_the_local_gpu(dtype):
 @pytest.mark.parametrize("name, arch_name", [("gemm_simt", "sm_80"), ("gemm_mma", "sm_80"),
                                              ("gemm_wgmma", "sm_90a")])
 def test_each_template_file_compiles_on_its_own(name, arch_name):
-    """The .cu templates are real CUDA: with their default parameters they compile unchanged."""
-    from kgen.author.common import template_path
+    """The .cu templates are real CUDA: with their default parameters they compile unchanged
+    (with the shared headers they include pasted in, as kgen's isolated compile sees one file)."""
+    from kgen.author.common import template_path, with_headers
 
-    result = compile_source(template_path(name).read_text(), arch(arch_name))
+    result = compile_source(with_headers(template_path(name).read_text()), arch(arch_name))
     assert result.ok, result.summary
     assert all(r.spill_stores == 0 for r in result.resources.values())
 
@@ -443,21 +463,27 @@ def test_wgmma_stream_k_follows_the_cluster_so_the_default_leads_the_search():
 
 
 @pytest.mark.nvcc
-def test_wgmma_stream_k_schedule_covers_every_k_block_once_and_pairs_its_pieces(tmp_path):
+@pytest.mark.parametrize("template", ["wgmma", "simt"])
+def test_stream_k_schedule_covers_every_k_block_once_and_pairs_its_pieces(tmp_path, template):
     """The kernel's own Schedule, compiled from the rendered source and run on the host over
-    12,800 (tiles, k-blocks, CTAs) cases: every (tile, k-block) exactly once, whole tiles first,
-    and every cut tile in pieces: the owner's (from k-block 0, its CTA's last unit) and its
-    contributors' (each its CTA's first cut piece), and the owner absorbs exactly those slots;
-    at most SK_PIECES + 2 pieces a tile, only the last round's tiles cut, and none where they are
-    more than half the CTAs."""
+    12,800 (tiles, k-blocks, CTAs) cases: every (tile, k-block) exactly once; every cut tile in
+    pieces, the owner's (from k-block 0, its CTA's last unit) and its contributors' (one per CTA
+    at most), and the owner absorbs exactly those slots; no CTA waits before it has published.
+    wgmma (cut only where few are left over): those alone, in at most SK_PIECES + 2 pieces. simt
+    (spread): the next-to-last round too, in at most two pieces, every CTA ending within one
+    k-block of the others."""
     import subprocess
     from pathlib import Path
 
-    harness = Path(__file__).parent / "data" / "wgmma_schedule_check.cu"
-    source = render(WgmmaParams(sk=1), "bfloat16") + harness.read_text()
-    (tmp_path / "check.cu").write_text(source)
-    build = subprocess.run(["nvcc", "-gencode", "arch=compute_90a,code=sm_90a", "-std=c++17",
-                            "-o", str(tmp_path / "check"), str(tmp_path / "check.cu")],
+    harness = Path(__file__).parent / "data" / "stream_k_schedule_check.cu"
+    if template == "wgmma":
+        source, target = render(WgmmaParams(sk=1), "bfloat16"), "90a"
+    else:
+        source, target = render(SimtParams(128, 256, 16, 8, 16, 2, 4, sk=1), "float32"), "90"
+    (tmp_path / "check.cu").write_text(source + harness.read_text())
+    build = subprocess.run(["nvcc", "-gencode", f"arch=compute_{target},code=sm_{target}",
+                            "-std=c++17", "-o", str(tmp_path / "check"),
+                            str(tmp_path / "check.cu")],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     run = subprocess.run([str(tmp_path / "check")], capture_output=True, text=True, timeout=60)
@@ -489,6 +515,31 @@ def test_wgmma_stream_k_is_correct_where_it_cuts_tiles(dtype):
     result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
     assert len(result.timings) == 3
+
+
+@pytest.mark.gpu
+def test_simt_stream_k_is_correct_where_it_cuts_tiles():
+    """The float32 SIMT kernel with stream-K, at sizes where it cuts tiles on 132 SMs: 133 tiles
+    of 128x256 (one left over: every CTA's range a tile and a sliver), 176 with odd K and N
+    (through the guarded loads), 480 and 256 (odd). Every output is checked before and after the
+    timed launches, so a flag left up by one launch would fail the next."""
+    from kgen.arch import local_gpu
+    from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    found = local_gpu()
+    if found is None or found[1].major_minor != 90:
+        pytest.skip("needs an sm_90 GPU (132 SMs: the sizes are chosen for it)")
+    target = arch("sm_90")
+    source = render(SimtParams(128, 256, 16, 8, 16, 2, 4, sk=1), "float32")
+    assert "#define SK 1" in source
+    contract, _ = parse_contract(source, SPEC)
+    compiled = compile_source(source, target)
+    sizes = ({"M": 2432, "N": 1792, "K": 512}, {"M": 1999, "N": 2601, "K": 301},
+             {"M": 3000, "N": 5000, "K": 2000}, {"M": 1999, "N": 3999, "K": 303})
+    options = EvalOptions(bench_sizes=sizes, bench_budget_s=0.3)
+    result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
+    assert result is not None and result.passed, result and result.message
+    assert len(result.timings) == 4
 
 
 @pytest.mark.gpu

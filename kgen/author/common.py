@@ -38,7 +38,12 @@ def fill(name: str, params: str, kernel: str, kernels: str | None = None) -> str
         _, after = rest.split(KERNELS_END, 1)
         body = (before + KERNELS_BEGIN + marker + "\n" + kernels.rstrip() + "\n" + KERNELS_END
                 + after)
-    return params.rstrip() + "\n" + _LOCAL_INCLUDE.sub(_paste, body).replace("KGEN_KERNEL", kernel)
+    return params.rstrip() + "\n" + with_headers(body).replace("KGEN_KERNEL", kernel)
+
+
+def with_headers(text: str) -> str:
+    """`text` with each shared header it includes by name pasted in place of the #include."""
+    return _LOCAL_INCLUDE.sub(_paste, text)
 
 
 _LOCAL_INCLUDE = re.compile(r'^#include "(\w+\.cuh)"\n', re.MULTILINE)

@@ -1,6 +1,11 @@
 """The SIMT gemm template's parameters and rendering (the CUDA is templates/gemm_simt.cu): block
 tile BMxBNxBK, thread tile TMxTN, float4 when it can. float32, and the float16/bfloat16 fallback
-where tensor cores are not used."""
+where tensor cores are not used.
+
+sk=1 makes it persistent (one CTA per SM) with stream-K (templates/streamk.cuh): the last tiles
+are dealt evenly over all CTAs along K, so a partial last round leaves no SM idle. It is a
+searched step, not the default: per tile it runs about 7% slower than the one-tile grid, so it
+wins only where a partial round is much of the work (few rounds of tiles)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ class SimtParams:
     vec: int = 4  # width of the global loads/stores on the fast path (4 = float4, 1 = scalar)
     swz: int = 0  # 1: the A tile unpadded and XOR-swizzled (chosen when a profile shows bank
     #               conflicts; not part of the searched space otherwise)
+    sk: int = 0  # 1: persistent, stream-K for the tiles of a last, partial round
 
     template = "simt"
 
@@ -37,7 +43,8 @@ class SimtParams:
     @property
     def choices(self) -> str:
         return (f"template=simt tile={self.bm}x{self.bn}x{self.bk} thread={self.tm}x{self.tn} "
-                f"stages={self.stages} vec={self.vec}" + (" swz=1" if self.swz else ""))
+                f"stages={self.stages} vec={self.vec}" + (" swz=1" if self.swz else "")
+                + (f" sk={self.sk}" if self.sk else ""))
 
 
 # Conversion helpers the template switches on for the 16-bit dtypes.
@@ -48,15 +55,20 @@ def render(p: SimtParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
     info = DTYPES[dtype]
     name = f"gemm_simt_{info.short}"
-    launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) block=({p.threads}) "
-              f"smem={p.smem_bytes} args=(A, B, C, M, N, K)")
+    # Stream-K is persistent: one CTA per SM at most, never more than there are tiles.
+    grid = (f"min(SMS, cdiv(M,{p.bm}) * cdiv(N,{p.bn}))" if p.sk
+            else f"cdiv(N,{p.bn}), cdiv(M,{p.bm})")
+    launch = (f"{name} grid=({grid}) block=({p.threads}) smem={p.smem_bytes} "
+              "args=(A, B, C, M, N, K)")
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
-             f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}, float32 "
+             f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}"
+             f"{', persistent with stream-K for a last partial round' * bool(p.sk)}, float32 "
              "accumulation; any M, N, K.\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     params = ((f"#include <{info.header}>\n" if info.header else "") + _SWITCH.get(dtype, "")
               + f"typedef {info.ctype} T;\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, TM = {p.tm}, TN = {p.tn};\n"
-              f"constexpr int STAGES = {p.stages}, VEC = {p.vec}, SWZ = {p.swz};\n")
+              f"constexpr int STAGES = {p.stages}, VEC = {p.vec}, SWZ = {p.swz};\n"
+              f"#define SK {p.sk}\n")
     return contract_header("gemm", dtype, p.choices, launch, about) + fill("gemm_simt", params,
                                                                            name)

@@ -23,7 +23,7 @@ Params = SimtParams | MmaParams | WgmmaParams
 
 # The values each parameter may take; neighbours are one step along one of these lists.
 SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
-             "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4)}
+             "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4), "sk": (0, 1)}
 MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
             "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5), "group": (1, 8, 16),
             "pipe": (1, 2)}
@@ -118,6 +118,11 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
             out.append("float4 loads are for float32 only")
         if p.tm * p.tn > 128:
             out.append(f"thread tile {p.tm}x{p.tn} needs more than 255 registers")
+        if p.sk and (p.tm * p.tn <= 64 or p.threads < 256):
+            # The persistent grid is one CTA per SM; a block that leaves room for a second would
+            # run at half its occupancy.
+            out.append("stream-K (persistent, one CTA per SM) needs a block that fills an SM's "
+                       "registers: a thread tile over 64 and 256+ threads")
     elif isinstance(p, WgmmaParams):
         out += _wgmma_problems(p, arch, dtype)
     else:
@@ -181,7 +186,7 @@ def space(arch: Arch, dtype: str, template: str) -> list[Params]:
     axes = _AXES[cls]
     found: list[Params] = []
     for values in itertools.product(*axes.values()):
-        p: Params = settled(cls(*values))
+        p: Params = settled(cls(**dict(zip(axes, values))))
         if not problems(p, arch, dtype):
             found.append(p)
     return found
@@ -235,7 +240,7 @@ def render(p: Params, dtype: str) -> str:
 _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "
                       r"(?:thread=(?P<tm>\d+)x(?P<tn>\d+)|warps=(?P<wm>\d+)x(?P<wn>\d+)) "
                       r"stages=(?P<st>\d+)(?: vec=(?P<vec>\d+))?(?: swz=(?P<swz>\d+))?"
-                      r"(?: group=(?P<group>\d+))?(?: pipe=(?P<pipe>\d+))?")
+                      r"(?: group=(?P<group>\d+))?(?: pipe=(?P<pipe>\d+))?(?: sk=(?P<sk>\d+))?")
 
 
 _WGMMA_CHOICES = re.compile(r"template=wgmma tile=(?P<bm>\d+)x(?P<bn>\d+)x64 "
@@ -254,6 +259,6 @@ def parse_choices(text: str) -> Params | None:
     g = {k: int(v) for k, v in m.groupdict().items() if v and k != "t"}
     if m.group("t") == "simt":
         return SimtParams(g["bm"], g["bn"], g["bk"], g["tm"], g["tn"], g["st"], g.get("vec", 1),
-                          g.get("swz", 0))
+                          g.get("swz", 0), g.get("sk", 0))  # sk: persistent stream-K
     return MmaParams(g["bm"], g["bn"], g["bk"], g["wm"], g["wn"], g["st"], g.get("group", 1),
                      g.get("pipe", 1))

@@ -438,90 +438,27 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 }
 
 // ------------------------------------------------------------------------------------------
-// The work of one persistent CTA: units (tile t, k-blocks [kb0, kb1)), identical for the producer
-// and the consumers: whole tiles, one per CTA per round (t = c, c + G, ...); with SK = 0 every
-// tile comes so.
-//
-// SK = 1 (stream-K for the last round, clusters of 1 only): with T tiles on G CTAs and T % G != 0,
-// a last round of whole tiles leaves SMs idle (133 tiles of 128x256 at 2432x1792 on 132 SMs: the
-// one left over takes a whole round). So the last T % G tiles are cut along K instead: their
-// k-blocks are dealt out evenly over about SK_PIECES CTAs per tile (never more CTAs than G), each
-// CTA taking one contiguous range of the (tile, k-block) sequence; where G < 2 (T % G) there is no
-// room for a second piece and the last round stays whole. A tile is then cut in pieces: the owner's
-// (from k-block 0: the last unit of CTA c) and its contributors' (the first unit of CTAs c+1, ...,
-// each starting inside the tile). A contributor does its piece first, writes the float32 partial
-// tile to workspace slot (its CTA) and raises the slot's flag; the owner does its piece last, waits
-// for each contributor's flag, adds the partials, lowers the flags and stores the tile. No CTA
-// waits before it has published, so the waits cannot deadlock while every CTA is resident (a
-// persistent grid of at most one CTA per SM is). The workspace is a static __device__ array (zero
-// at module load; 128 KB per CTA slot for 128x256, 20 MiB in all), so the launch contract needs no
-// extra buffer, and every flag is down again when a launch ends. Two launches of one module must
-// not run at once (they would share the workspace); kgen launches one at a time.
+// The work of one persistent CTA (streamk.cuh): units (tile t, k-blocks [kb0, kb1)), identical
+// for the producer and the consumers. With SK = 0 every tile comes whole, one per CTA per round
+// (t = c, c + G, ...). SK = 1 (stream-K, clusters of 1 only) cuts the tiles of a last, partial
+// round along K (with more of the next-to-last round where many are left over), partial sums
+// passed between CTAs through a static workspace: slot = the contributor's CTA, one slot per
+// consumer warpgroup. The workspace is a static __device__ array (zero at module load; 128 KB per
+// CTA slot for 128x256, 20 MiB in all), so the launch contract needs no extra buffer, and every
+// flag is down again when a launch ends. Two launches of one module must not run at once (they
+// would share the workspace); kgen launches one at a time.
 // ------------------------------------------------------------------------------------------
-constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average (see Schedule)
 #if WS && SK && CLUSTER_M == 1
 #define KGEN_STREAM_K 1
+constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average, where few tiles are left over
+#define SK_SPREAD 0  // see streamk.cuh
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
 __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
 __device__ unsigned kgen_sk_flag[SK_SLOTS * CONSUMERS];
 #else
 #define KGEN_STREAM_K 0
 #endif
-
-struct Schedule {
-  int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
-  __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g) : nkb(nkb_), stride(g), t_dp(c) {
-    int cut = 0;
-#if KGEN_STREAM_K
-    // cut * nkb < SK_SLOTS * nkb must stay an int: K up to 64 * (2^30 / 160), 429M elements.
-    if (ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS) cut = ntiles % g;
-    // Each cut tile goes to about SK_PIECES CTAs (up to two more: the CTAs' k-block ranges are
-    // rounded and need not start on a tile). Every extra piece costs the owner a 128 KB read on
-    // its critical path (one tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran
-    // 1.7x slower than leaving it whole). Where the CTAs cannot give each leftover tile two
-    // pieces (g < 2 * cut), nothing is cut: the last round stays whole, as with SK = 0.
-    if (2 * cut > g) cut = 0;
-#endif
-    whole = ntiles - cut;
-    users = cut ? cut * min(SK_PIECES, g / cut) : 0;
-    // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).
-    sk0 = whole * nkb;
-    q = users ? cut * nkb / users : 0;
-    r = users ? cut * nkb % users : 0;
-    i = start(c);
-    hi = start(c + 1);
-  }
-  // Where CTA cc's range of the cut tiles' (tile, k-block) sequence begins (CTAs past `users`
-  // have none).
-  __host__ __device__ __forceinline__ int start(int cc) const {
-    cc = min(cc, users);
-    return sk0 + cc * q + min(cc, r);
-  }
-  // The next unit: tile t, k-blocks [kb0, kb1); false when this CTA has no work left.
-  __host__ __device__ __forceinline__ bool next(int& t, int& kb0, int& kb1) {
-    if (t_dp < whole) {
-      t = t_dp;
-      kb0 = 0;
-      kb1 = nkb;
-      t_dp += stride;
-      return true;
-    }
-    if (i < hi) {
-      t = i / nkb;
-      kb0 = i - t * nkb;
-      kb1 = min(nkb, hi - t * nkb);
-      i = t * nkb + kb1;
-      return true;
-    }
-    return false;
-  }
-  // For the owner (CTA c) of cut tile t: one past the last CTA with a piece of it.
-  __host__ __device__ __forceinline__ int contributors_end(int t, int c) const {
-    int e = c + 1;
-    while (e < stride && start(e) < (t + 1) * nkb) ++e;
-    return e;
-  }
-};
+#include "streamk.cuh"
 
 #if KGEN_STREAM_K
 // Contributor: this warpgroup's partial accumulators -> workspace slot `slot`, then its flag up.
@@ -539,14 +476,11 @@ __device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int 
              make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
   __threadfence();  // each thread's stores are visible device-wide before the flag goes up
   named_bar_sync(3 + wg, 128);
-  if (lt == 0) atomicExch(&kgen_sk_flag[slot * CONSUMERS + wg], 1u);
+  if (lt == 0) sk_raise(&kgen_sk_flag[slot * CONSUMERS + wg]);
 }
 // Owner: wait for one contributor's flag (and lower it for the next launch), add its partial.
 __device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int wg, int lt) {
-  if (lt == 0) {
-    while (atomicCAS(&kgen_sk_flag[slot * CONSUMERS + wg], 1u, 0u) != 1u) __nanosleep(64);
-    __threadfence();
-  }
+  if (lt == 0) sk_wait(&kgen_sk_flag[slot * CONSUMERS + wg]);
   named_bar_sync(3 + wg, 128);
   const float4* w =
       kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;

@@ -186,7 +186,7 @@ def space(arch: Arch, dtype: str, template: str) -> list[Params]:
     axes = _AXES[cls]
     found: list[Params] = []
     for values in itertools.product(*axes.values()):
-        p: Params = settled(cls(**dict(zip(axes, values))))
+        p: Params = settled(cls(**dict(zip(axes, values, strict=True))))
         if not problems(p, arch, dtype):
             found.append(p)
     return found

@@ -77,11 +77,7 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
     # simt: 128x256x16 (49.7 KB of dynamic shared memory) was the fastest SIMT configuration at
     # all three bench sizes on the H200, ahead of the search's former best 256x128x8
     # (benchmarks/h200-2026-12-03-s4/simt-configs.log).
-    # sk=1 adds the persistent stream-K kernel, which the launch lines choose by size where a
-    # partial last round of tiles costs more than its 7% (simt.stream_k_when): 1.04x against
-    # 0.59x of cuBLAS at 2432x1792x4096, the one-tile kernel's speed at 4096^3 and 8192^3
-    # (benchmarks/h200-2026-12-04-s11/).
-    "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4, sk=1), SimtParams(128, 128, 8, 8, 8, 2, 4),
+    "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4),
              SimtParams(128, 128, 8, 8, 8, 2, 1), SimtParams(64, 64, 16, 4, 4, 2, 1)),
     # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16,
     # persistent in groups of 8 tile rows, with the TMA-store epilogue (3 stages: 209 KiB). On the

@@ -11,7 +11,8 @@
 // SK 0: one tile per CTA. SK 1: persistent, one CTA per SM, stream-K (streamk.cuh, SK_SPREAD 1):
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
-// that no SM waits out a partial last round.
+// that no SM waits out a partial last round. Per tile it runs about 7% slower than SK 0 (see the
+// kernel), so it is a searched step, not the default.
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
 // at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
 // block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared memory, so that tiles above
@@ -84,16 +85,9 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #endif
 #include "streamk.cuh"
 
-// The work of one unit: tile (tile_m0, tile_n0), k-tiles [kb0, kb1) (all nkb of them in the
-// one-tile kernel), then its epilogue: store the tile or, in the stream-K kernel (STREAM), publish
-// or absorb partial tiles (*tile_index: the tile's, for its owner's contributors). A function, so
-// that the one-tile kernel and the stream-K kernel each compile their own copy of the main loop.
-template <bool STREAM>
-__device__ __forceinline__ void gemm_unit(const T* __restrict__ A, const T* __restrict__ B,
-                                          T* __restrict__ C, int M, int N, int K, int nkb,
-                                          int kb0, int kb1, int tile_m0, int tile_n0,
-                                          [[maybe_unused]] const Schedule* work,
-                                          [[maybe_unused]] const int* tile_index) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+            int M, int N, int K) {
   extern __shared__ __align__(16) float smem[];
   float (*As)[BK][LDA] = reinterpret_cast<float (*)[BK][LDA]>(smem);
   float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + STAGES * BK * LDA);
@@ -101,137 +95,170 @@ __device__ __forceinline__ void gemm_unit(const T* __restrict__ A, const T* __re
   const bool wideA = (K % 4 == 0) && aligned16(A);
   const bool wideB = (N % 4 == 0) && aligned16(B);
   const bool wideC = WIDE && (N % 4 == 0) && aligned16(C);
+  const int nkb = (K + BK - 1) / BK;  // k-tiles
   float4 ra[A_LOADS], rb[B_LOADS];
   float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
-
-  // Global -> registers. A tile that lies wholly inside its matrix, with 16-byte rows, takes
-  // plain float4 loads behind one uniform branch; the guarded loads (a branch per chunk) are
-  // for the edges only. Per-chunk guards in the loop cost the float32 default 4% on the H200
-  // (4096^3: 3.04 ms guarded, 2.92 ms so).
-  auto fetch = [&](int k0) {
-    bool plainA = false, plainB = false;
-    if constexpr (WIDE) {
-      plainA = wideA && tile_m0 + BM <= M && k0 + BK <= K;
-      plainB = wideB && tile_n0 + BN <= N && k0 + BK <= K;
-    }
-    if (plainA) {
-#pragma unroll
-      for (int i = 0; i < A_LOADS; ++i) {
-        const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-        ra[i] = *reinterpret_cast<const float4*>(A + (size_t)(tile_m0 + r) * K + k0 + kc);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < A_LOADS; ++i) {
-        const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-        const int gr = tile_m0 + r;
-        ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
-      }
-    }
-    if (plainB) {
-#pragma unroll
-      for (int i = 0; i < B_LOADS; ++i) {
-        const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-        rb[i] = *reinterpret_cast<const float4*>(B + (size_t)(k0 + r) * N + tile_n0 + nc);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < B_LOADS; ++i) {
-        const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-        const int gk = k0 + r;
-        rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, tile_n0 + nc, gk < K ? N : 0, wideB);
-      }
-    }
-  };
-  auto stash = [&](int buf) {
-#pragma unroll
-    for (int i = 0; i < A_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-      As[buf][kc + 0][acol(kc + 0, r)] = ra[i].x;
-      As[buf][kc + 1][acol(kc + 1, r)] = ra[i].y;
-      As[buf][kc + 2][acol(kc + 2, r)] = ra[i].z;
-      As[buf][kc + 3][acol(kc + 3, r)] = ra[i].w;
-    }
-#pragma unroll
-    for (int i = 0; i < B_LOADS; ++i) {
-      const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-      *reinterpret_cast<float4*>(&Bs[buf][r][nc]) = rb[i];
-    }
-  };
-  auto compute = [&](int buf) {
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      float a[TM], b[TN];
-      // Thread tiles are split in 4-wide strips spread over the block tile: one warp's float4
-      // reads of a k-row are then contiguous (no bank conflicts).
-#pragma unroll
-      for (int c = 0; c < TM / 4; ++c) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(&As[buf][kk][acol(kk, c * THREADS_M * 4 + ty * 4)]);
-        a[c * 4 + 0] = v.x; a[c * 4 + 1] = v.y; a[c * 4 + 2] = v.z; a[c * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int c = 0; c < TN / 4; ++c) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(&Bs[buf][kk][c * THREADS_N * 4 + tx * 4]);
-        b[c * 4 + 0] = v.x; b[c * 4 + 1] = v.y; b[c * 4 + 2] = v.z; b[c * 4 + 3] = v.w;
-      }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-  };
-
-  // Every k-tile ends with a barrier, so the next unit may refill either buffer at once.
-  fetch(kb0 * BK);
-  stash(0);
-  __syncthreads();
-  for (int kt = kb0; kt < kb1; ++kt) {
-    const int buf = STAGES == 2 ? ((kt - kb0) & 1) : 0;
-    if (STAGES == 2) {
-      if (kt + 1 < kb1) fetch((kt + 1) * BK);  // global loads in flight during the math
-      compute(buf);
-      if (kt + 1 < kb1) stash(buf ^ 1);
-      __syncthreads();
-    } else {
-      compute(buf);
-      __syncthreads();
-      if (kt + 1 < kb1) {
-        fetch((kt + 1) * BK);
-        stash(0);
-      }
-      __syncthreads();
-    }
-  }
-  // A piece of a cut tile (STREAM only): a contributor publishes its partial tile to its slot
-  // (named by its CTA); the owner adds its contributors' slots [from0, from1) and stores. One
-  // pass over the accumulators with the stores: separate publish and absorb passes cost ptxas
-  // the register allocation of the main loop (about half the FFMAs with a register-bank
-  // conflict).
-  const bool publish = STREAM && kb0 > 0;
-  int from0 = 0, from1 = 0;
 #if KGEN_STREAM_K
-  if (STREAM && kb1 - kb0 < nkb && !publish) {
-    from0 = blockIdx.x + 1;
-    from1 = work->contributors_end(*tile_index, blockIdx.x);  // read after the k-loop
-    if (tid < from1 - from0) sk_wait(&kgen_sk_flag[from0 + tid]);
+  // Persistent: this CTA's units (tile t, k-tiles [kb0, kb1)) come from the Schedule
+  // (streamk.cuh), tiles in row-major order as the one-tile grid runs them. Thread 0 steps the
+  // schedule in shared memory and writes each unit there: held in registers across the k-loop,
+  // the schedule made the 8x16 thread tile spill. Even so this kernel runs about 7% slower per
+  // tile than the one-tile grid, which re-reads its tile origin from blockIdx for free (H200,
+  // 4224x4096x4096, 33 x 16 tiles, nothing cut: 3.15 against 2.93 ms; 255 registers against
+  // 251, Nsight Compute's short-scoreboard and wait stalls 14% against 7%).
+  const int tiles_n = (N + BN - 1) / BN;
+  __shared__ __align__(16) unsigned char work_raw[sizeof(Schedule)];
+  __shared__ int unit[5];  // t (-1: no more), kb0, kb1, m0, n0
+  Schedule* work = reinterpret_cast<Schedule*>(work_raw);
+  if (tid == 0) *work = Schedule(((M + BM - 1) / BM) * tiles_n, nkb, blockIdx.x, gridDim.x);
+#pragma unroll 1
+  for (;;) {
+    __syncthreads();  // every thread has read the last unit
+    if (tid == 0) {
+      int t, kb0, kb1;
+      const bool more = work->next(t, kb0, kb1);
+      unit[0] = more ? t : -1;
+      if (more) {
+        unit[1] = kb0;
+        unit[2] = kb1;
+        unit[3] = (t / tiles_n) * BM;
+        unit[4] = (t % tiles_n) * BN;
+      }
+    }
     __syncthreads();
-  }
+    if (unit[0] < 0) break;
+    const int kb0 = unit[1], kb1 = unit[2], tile_m0 = unit[3], tile_n0 = unit[4];
+#else
+  {
+    const int kb0 = 0, kb1 = nkb, tile_m0 = blockIdx.y * BM, tile_n0 = blockIdx.x * BN;
 #endif
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int row = tile_m0 + (i / 4) * THREADS_M * 4 + ty * 4 + (i % 4);
+    for (int i = 0; i < TM; ++i)
 #pragma unroll
-    for (int c = 0; c < TN / 4; ++c) {
-      float4 v = make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2],
-                             acc[i][c * 4 + 3]);
+      for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+    // Global -> registers. A tile that lies wholly inside its matrix, with 16-byte rows, takes
+    // plain float4 loads behind one uniform branch; the guarded loads (a branch per chunk) are
+    // for the edges only. Per-chunk guards in the loop cost the float32 default 4% on the H200
+    // (4096^3: 3.04 ms guarded, 2.92 ms so).
+    auto fetch = [&](int k0) {
+      bool plainA = false, plainB = false;
+      if constexpr (WIDE) {
+        plainA = wideA && tile_m0 + BM <= M && k0 + BK <= K;
+        plainB = wideB && tile_n0 + BN <= N && k0 + BK <= K;
+      }
+      if (plainA) {
+#pragma unroll
+        for (int i = 0; i < A_LOADS; ++i) {
+          const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
+          ra[i] = *reinterpret_cast<const float4*>(A + (size_t)(tile_m0 + r) * K + k0 + kc);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < A_LOADS; ++i) {
+          const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
+          const int gr = tile_m0 + r;
+          ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
+        }
+      }
+      if (plainB) {
+#pragma unroll
+        for (int i = 0; i < B_LOADS; ++i) {
+          const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
+          rb[i] = *reinterpret_cast<const float4*>(B + (size_t)(k0 + r) * N + tile_n0 + nc);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < B_LOADS; ++i) {
+          const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
+          const int gk = k0 + r;
+          rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, tile_n0 + nc, gk < K ? N : 0, wideB);
+        }
+      }
+    };
+    auto stash = [&](int buf) {
+#pragma unroll
+      for (int i = 0; i < A_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
+        As[buf][kc + 0][acol(kc + 0, r)] = ra[i].x;
+        As[buf][kc + 1][acol(kc + 1, r)] = ra[i].y;
+        As[buf][kc + 2][acol(kc + 2, r)] = ra[i].z;
+        As[buf][kc + 3][acol(kc + 3, r)] = ra[i].w;
+      }
+#pragma unroll
+      for (int i = 0; i < B_LOADS; ++i) {
+        const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
+        *reinterpret_cast<float4*>(&Bs[buf][r][nc]) = rb[i];
+      }
+    };
+    auto compute = [&](int buf) {
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        float a[TM], b[TN];
+        // Thread tiles are split in 4-wide strips spread over the block tile: one warp's float4
+        // reads of a k-row are then contiguous (no bank conflicts).
+#pragma unroll
+        for (int c = 0; c < TM / 4; ++c) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(&As[buf][kk][acol(kk, c * THREADS_M * 4 + ty * 4)]);
+          a[c * 4 + 0] = v.x; a[c * 4 + 1] = v.y; a[c * 4 + 2] = v.z; a[c * 4 + 3] = v.w;
+        }
+#pragma unroll
+        for (int c = 0; c < TN / 4; ++c) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(&Bs[buf][kk][c * THREADS_N * 4 + tx * 4]);
+          b[c * 4 + 0] = v.x; b[c * 4 + 1] = v.y; b[c * 4 + 2] = v.z; b[c * 4 + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+    };
+
+    // Every k-tile ends with a barrier, so the next unit may refill either buffer at once.
+    fetch(kb0 * BK);
+    stash(0);
+    __syncthreads();
+    for (int kt = kb0; kt < kb1; ++kt) {
+      const int buf = STAGES == 2 ? ((kt - kb0) & 1) : 0;
+      if (STAGES == 2) {
+        if (kt + 1 < kb1) fetch((kt + 1) * BK);  // global loads in flight during the math
+        compute(buf);
+        if (kt + 1 < kb1) stash(buf ^ 1);
+        __syncthreads();
+      } else {
+        compute(buf);
+        __syncthreads();
+        if (kt + 1 < kb1) {
+          fetch((kt + 1) * BK);
+          stash(0);
+        }
+        __syncthreads();
+      }
+    }
 #if KGEN_STREAM_K
-      if constexpr (STREAM) {
+    // A piece of a cut tile: a contributor publishes its partial tile to its slot (named by its
+    // CTA); the owner adds its contributors' slots [from0, from1) and stores. One pass over the
+    // accumulators with the stores: separate publish and absorb passes cost ptxas the register
+    // allocation of the main loop (about half the FFMAs with a register-bank conflict).
+    const bool publish = kb0 > 0;
+    int from0 = 0, from1 = 0;
+    if (kb1 - kb0 < nkb && !publish) {
+      from0 = blockIdx.x + 1;
+      from1 = work->contributors_end(unit[0], blockIdx.x);
+      if (tid < from1 - from0) sk_wait(&kgen_sk_flag[from0 + tid]);
+      __syncthreads();
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int row = tile_m0 + (i / 4) * THREADS_M * 4 + ty * 4 + (i % 4);
+#pragma unroll
+      for (int c = 0; c < TN / 4; ++c) {
+        float4 v = make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2],
+                               acc[i][c * 4 + 3]);
+#if KGEN_STREAM_K
         // Each thread's accumulators in order, so the owner's same thread reads them back with no
         // fragment arithmetic (and every access is a coalesced 16-byte one).
         float4* const slot = kgen_sk_work + (i * (TN / 4) + c) * THREADS + tid;
@@ -247,76 +274,28 @@ __device__ __forceinline__ void gemm_unit(const T* __restrict__ A, const T* __re
           v.z += p.z;
           v.w += p.w;
         }
-      }
 #endif
-      if (row >= M) continue;
-      const int col = tile_n0 + c * THREADS_N * 4 + tx * 4;
-      T* out = C + (size_t)row * N + col;
-      if constexpr (WIDE) {
-        if (wideC && col + 3 < N) {
-          *reinterpret_cast<float4*>(out) = v;
-          continue;
+        if (row >= M) continue;
+        const int col = tile_n0 + c * THREADS_N * 4 + tx * 4;
+        T* out = C + (size_t)row * N + col;
+        if constexpr (WIDE) {
+          if (wideC && col + 3 < N) {
+            *reinterpret_cast<float4*>(out) = v;
+            continue;
+          }
         }
-      }
-      if (col < N) put(out, v.x);
-      if (col + 1 < N) put(out + 1, v.y);
-      if (col + 2 < N) put(out + 2, v.z);
-      if (col + 3 < N) put(out + 3, v.w);
-    }
-  }
-#if KGEN_STREAM_K
-  if (publish) {
-    __threadfence();  // each thread's stores are visible device-wide before the flag goes up
-    __syncthreads();
-    if (tid == 0) sk_raise(&kgen_sk_flag[blockIdx.x]);
-  }
-#endif
-}
-
-// The one-tile kernel: grid (cdiv(N, BN), cdiv(M, BM)).
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-            int M, int N, int K) {
-  const int nkb = (K + BK - 1) / BK;  // k-tiles
-  gemm_unit<false>(A, B, C, M, N, K, nkb, 0, nkb, blockIdx.y * BM, blockIdx.x * BN, nullptr,
-                   nullptr);
-}
-
-#if KGEN_STREAM_K
-// The stream-K kernel: persistent, grid min(#SMs, tiles), at most one CTA per SM. Its units
-// (tile t, k-tiles [kb0, kb1)) come from the Schedule (streamk.cuh), tiles in row-major order as
-// the one-tile grid runs them. Thread 0 steps the schedule in shared memory and writes each unit
-// there: held in registers across the k-loop, the schedule made the 8x16 thread tile spill. Even
-// so this kernel runs about 7% slower per tile than the one-tile kernel, which re-reads its tile
-// origin from blockIdx for free (H200, 4224x4096x4096, 33 x 16 tiles, nothing cut: 3.15 against
-// 2.93 ms; 255 registers against 251, Nsight Compute's short-scoreboard and wait stalls 14%
-// against 7%). So the launch lines choose it only where a partial last round costs more.
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-KGEN_KERNEL_sk(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-               int M, int N, int K) {
-  const int nkb = (K + BK - 1) / BK, tiles_n = (N + BN - 1) / BN;
-  __shared__ __align__(16) unsigned char work_raw[sizeof(Schedule)];
-  __shared__ int unit[5];  // t (-1: no more), kb0, kb1, m0, n0
-  Schedule* work = reinterpret_cast<Schedule*>(work_raw);
-  if (threadIdx.x == 0)
-    *work = Schedule(((M + BM - 1) / BM) * tiles_n, nkb, blockIdx.x, gridDim.x);
-#pragma unroll 1
-  for (;;) {
-    __syncthreads();  // every thread has read the last unit
-    if (threadIdx.x == 0) {
-      int t, kb0, kb1;
-      const bool more = work->next(t, kb0, kb1);
-      unit[0] = more ? t : -1;
-      if (more) {
-        unit[1] = kb0;
-        unit[2] = kb1;
-        unit[3] = (t / tiles_n) * BM;
-        unit[4] = (t % tiles_n) * BN;
+        if (col < N) put(out, v.x);
+        if (col + 1 < N) put(out + 1, v.y);
+        if (col + 2 < N) put(out + 2, v.z);
+        if (col + 3 < N) put(out + 3, v.w);
       }
     }
-    __syncthreads();
-    if (unit[0] < 0) break;
-    gemm_unit<true>(A, B, C, M, N, K, nkb, unit[1], unit[2], unit[3], unit[4], work, unit);
+#if KGEN_STREAM_K
+    if (publish) {
+      __threadfence();  // each thread's stores are visible device-wide before the flag goes up
+      __syncthreads();
+      if (tid == 0) sk_raise(&kgen_sk_flag[blockIdx.x]);
+    }
+#endif
   }
 }
-#endif

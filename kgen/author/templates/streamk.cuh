@@ -17,7 +17,7 @@
 //     k-block count. Each CTA's range is then longer than a tile, so a tile is cut at most once
 //     (two pieces). The CTAs work at different k offsets of different tiles, so that they share
 //     less in L2: right for the SIMT kernel, whose loads are light; the wgmma kernel, which
-//     streams operands ten times as fast, ran slower for it (H200, bfloat16: 4096^3 0.205
+//     streams operands about eight times as fast, ran slower for it (H200, bfloat16: 4096^3 0.205
 //     against 0.182 ms, 2688x2048x8192 0.201 against 0.134 ms).
 //   SK_SPREAD = 0: only where few are left over (2 (T % G) <= G): those T % G tiles, about
 //     SK_PIECES CTAs each; otherwise the last round stays whole.

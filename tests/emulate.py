@@ -1,11 +1,13 @@
-"""Run a builtin memory-bound kernel on the CPU: the rendered .cu, compiled by g++ against the
-stand-in headers in tests/emu/ (threads as coroutines, barriers and shuffles in lockstep) with
-AddressSanitizer, launched per its own contract. No GPU, no nvcc: the kernel's index math, edge
-guards, reductions and tie rules run as written, on small sizes."""
+"""Run a builtin memory-bound or SIMT gemm kernel on the CPU: the rendered .cu, compiled by g++
+against the stand-in headers in tests/emu/ (threads as coroutines, barriers and shuffles in
+lockstep) with AddressSanitizer, launched per its own contract. No GPU, no nvcc: the kernel's
+index math, edge guards, reductions, tie rules and stream-K hand-offs run as written, on small
+sizes."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,11 +99,16 @@ int main(int argc, char** argv) {{
 """
 
 
+# `extern __shared__ T name[];` (dynamic shared memory) -> a pointer into the emulator's buffer.
+_DYNAMIC_SMEM = re.compile(r"extern __shared__ (?:__align__\(\d+\) )?(\w+) (\w+)\[\];")
+
+
 def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
           launch: Launch) -> Path:
     """The emulator binary for this source and launch (cached by content under `work`)."""
     main = _main(launch.kernel, spec, dtype, launch.args, 1 if misaligned else 0)
-    text = source + main
+    text = _DYNAMIC_SMEM.sub(r"\1* \2 = reinterpret_cast<\1*>(emu::dynamic_smem.data());",
+                             source) + main
     key = hashlib.sha256(text.encode()).hexdigest()[:16]
     binary = work / f"emu-{key}"
     if binary.exists():
@@ -123,7 +130,7 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
     assert contract is not None, problems
     values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
     (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
-    grid, block, _ = launch.dims(values)
+    grid, block, smem = launch.dims(values)
     binary = build(source, spec, dtype, work, misaligned, launch)
     files = []
     for t in spec.tensors:
@@ -137,6 +144,7 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
             path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
         files.append(str(path))
     env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
+           "KGEN_SMEM": str(smem),
            "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
            "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
            **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},

@@ -1,10 +1,15 @@
-// A CPU stand-in for the small part of CUDA C++ the builtin memory-bound templates use, so their
-// kernels can run under g++ (with AddressSanitizer) in tests on machines without a GPU.
+// A CPU stand-in for the small part of CUDA C++ the builtin memory-bound templates and the SIMT
+// gemm template use, so their kernels can run under g++ (with AddressSanitizer) in tests on
+// machines without a GPU.
 // Every CUDA thread of a block is a ucontext coroutine; a barrier (__syncthreads, and each
 // __shfl_xor_sync, which exchanges values through a slot per thread) switches back to the
 // scheduler, which runs the block's threads in lockstep from barrier to barrier and fails loudly
 // when they disagree (one thread at a barrier, another at a shuffle or already finished).
-// Blocks run one after another; __shared__ variables are function statics.
+// Blocks run one after another, the last first: a stream-K owner waits only for CTAs numbered
+// above it, which have then published (a wait that never ends fails instead). __shared__
+// variables are function statics; dynamic shared memory (`extern __shared__`, rewritten by
+// tests/emulate.py) is one buffer, filled with 0xFF (NaN) before each block so that a read before
+// a write shows.
 #pragma once
 #include <math.h>
 #include <stdint.h>
@@ -13,8 +18,12 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
+
+using std::max;  // CUDA's integer min and max
+using std::min;
 
 #define __global__
 #define __device__
@@ -33,6 +42,10 @@ struct uint4 {
 struct uint2 {
   unsigned x, y;
 };
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 
 namespace emu {
 inline dim3 tid, bid, bdim, gdim;
@@ -47,6 +60,8 @@ inline std::vector<Thread> threads;
 inline int current = 0;
 inline std::function<void()> kernel;
 inline uint64_t slots[1024];
+inline std::vector<char> dynamic_smem;
+inline long spins = 0;
 
 inline void barrier(int kind) {
   threads[current].at = kind;
@@ -65,6 +80,7 @@ inline void fail(const char* what) {
 }
 
 inline void run_block(int count) {
+  if (!dynamic_smem.empty()) memset(dynamic_smem.data(), 0xFF, dynamic_smem.size());
   for (int i = 0; i < count; ++i) {
     Thread& t = threads[i];
     t.done = false;
@@ -105,12 +121,14 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
   for (auto& t : threads)
     if (t.stack.empty()) t.stack.resize(256 * 1024);
   kernel = fn;
+  const char* smem = getenv("KGEN_SMEM");
+  dynamic_smem.assign(smem ? (size_t)atol(smem) : 0, 0);
   bdim = block;
   gdim = grid;
-  for (unsigned z = 0; z < grid.z; ++z)
-    for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        bid = {x, y, z};
+  for (int z = (int)grid.z - 1; z >= 0; --z)
+    for (int y = (int)grid.y - 1; y >= 0; --y)
+      for (int x = (int)grid.x - 1; x >= 0; --x) {
+        bid = {(unsigned)x, (unsigned)y, (unsigned)z};
         run_block(count);
       }
 }
@@ -141,3 +159,22 @@ template <class R> inline void __stcs(R* p, R v) { *p = v; }
 inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
 inline float __expf(float x) { return expf(x); }
 inline float __fdividef(float x, float y) { return x / y; }
+
+// Global-memory hints and the flag protocol of the stream-K kernels: plain accesses, one thread at
+// a time. A flag that is not up can never come up (the blocks that raise flags ran first).
+template <class R> inline R __ldcg(const R* p) { return *p; }
+template <class R> inline void __stcg(R* p, R v) { *p = v; }
+inline void __threadfence() {}
+inline void __nanosleep(unsigned) {
+  if (++emu::spins > 1000) emu::fail("a wait that never ends (a stream-K flag never came up)");
+}
+inline unsigned atomicExch(unsigned* p, unsigned v) {
+  const unsigned old = *p;
+  *p = v;
+  return old;
+}
+inline unsigned atomicCAS(unsigned* p, unsigned expected, unsigned v) {
+  const unsigned old = *p;
+  if (old == expected) *p = v;
+  return old;
+}

@@ -441,7 +441,7 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 // The work of one persistent CTA (streamk.cuh): units (tile t, k-blocks [kb0, kb1)), identical
 // for the producer and the consumers. With SK = 0 every tile comes whole, one per CTA per round
 // (t = c, c + G, ...). SK = 1 (stream-K, clusters of 1 only) cuts the tiles of a last, partial
-// round along K (with more of the next-to-last round where many are left over), partial sums
+// round along K where few are left over (SK_SPREAD 0: about SK_PIECES CTAs each), partial sums
 // passed between CTAs through a static workspace: slot = the contributor's CTA, one slot per
 // consumer warpgroup. The workspace is a static __device__ array (zero at module load; 128 KB per
 // CTA slot for 128x256, 20 MiB in all), so the launch contract needs no extra buffer, and every

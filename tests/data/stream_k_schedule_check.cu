@@ -55,7 +55,11 @@ int main() {
           if (!contributors[t]) continue;
           ++cut;
           ++cut_here;
-          if (contributors[t] + 1 > (spread ? 2 : SK_PIECES + 2)) ++bad;
+#if SK_SPREAD
+          if (contributors[t] + 1 > 2) ++bad;
+#else
+          if (contributors[t] + 1 > SK_PIECES + 2) ++bad;
+#endif
           if (owner[t] < 0 || lo[t] != owner[t] + 1 || hi[t] + 1 != owner_end[t] ||
               hi[t] - lo[t] + 1 != contributors[t])
             ++bad;

@@ -77,7 +77,6 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 #define KGEN_STREAM_K 1
 #define SK_SPREAD 1  // see streamk.cuh
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
-constexpr int SK_PIECES = 4;   // (the SK_SPREAD 0 rule's; unused here)
 __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
 __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #else

@@ -5,7 +5,7 @@
 // The includer defines, before the #include:
 //   KGEN_STREAM_K  1: tiles may be cut along K (stream-K); 0: whole tiles only.
 //   SK_SLOTS       CTAs the partial-tile workspace serves (more CTAs: nothing is cut).
-//   SK_PIECES      CTAs per cut tile, on average, where SK_SPREAD = 0.
+//   SK_PIECES      CTAs per cut tile, on average (SK_SPREAD = 0 only).
 //   SK_SPREAD      which tiles are cut (below).
 //
 // With T tiles on G CTAs, whole tiles go round-robin (t = c, c + G, ...). When T % G != 0 the
@@ -38,10 +38,13 @@ struct Schedule {
 #if KGEN_STREAM_K
     // cut * nkb < 2 * SK_SLOTS * nkb must stay an int: K up to BK * (2^30 / SK_SLOTS).
     const int left = ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS ? ntiles % g : 0;
-    if (left && SK_SPREAD) {
+#if SK_SPREAD
+    if (left) {
       cut = left + g;
       users = g;
-    } else if (left && 2 * left <= g) {
+    }
+#else
+    if (left && 2 * left <= g) {
       // Every extra piece costs the owner a read of a partial tile on its critical path (one
       // tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran 1.7x slower than
       // leaving it whole), hence about SK_PIECES pieces, up to two more: the CTAs' k-block
@@ -49,6 +52,7 @@ struct Schedule {
       cut = left;
       users = cut * min(SK_PIECES, g / cut);
     }
+#endif
 #endif
     whole = ntiles - cut;
     // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).

@@ -1,0 +1,258 @@
+"""What ptxas made of a kernel's main loop, read from its SASS: a check that needs no GPU.
+
+\b
+    python -m benchmarks.sass_loop --dtype float32 --arch sm_90 --set "" --set "sk=1"
+    python -m benchmarks.sass_loop kernel.cu other.cubin --arch sm_90
+
+`--set` renders the builtin gemm default with those fields changed (as `benchmarks.gemm_configs`
+does); files are .cu sources (compiled like any candidate) or cubins. For every kernel it finds
+the main loop (the innermost loop with the most FFMA/HMMA/HGMMA instructions) and prints:
+
+\b
+- registers and spill bytes (ptxas);
+- `hot`: the loop's instructions without its edge-tile blocks (blocks of scalar global loads in a
+  loop that also has 128-bit ones: the SIMT gemm's guarded path);
+- `cycles`: the hot path's issue cycles as ptxas scheduled them: the sum of the stall counts in
+  the control bits, with no wait on a memory result counted;
+- `near LDS`: shared-memory loads (LDS, LDSM) whose result is awaited fewer than `--near` issue
+  cycles after the load (a shared load takes about 30 cycles on Hopper, so each of these stalls
+  its warp: what Nsight Compute reports as short-scoreboard stalls);
+- `bank`: FFMAs with two source registers in one register bank (register number mod 4, operands
+  from the reuse cache aside).
+
+Calibrated against versions of the SIMT gemm default (128x256x16, thread tile 8x16) timed on
+the H200 (benchmarks/sass-2026-12-04-s12/): those that ran at 2.90-2.93 ms (4096^3) show 2,762-2,766
+cycles and 2 near LDS; the stream-K versions that ran 7-12% slower per tile show 2,903-2,911 cycles
+and 12-15 near LDS, and fragments double-buffered by hand (4% slower) two near LDS at 18-19
+cycles. A static view: it cannot see L2, DRAM or the other warps, so a kernel it passes still has
+to be timed (`benchmarks.gemm_configs`).
+
+Needs cuobjdump and nvdisasm (`KGEN_CUOBJDUMP`, PATH, beside nvcc, or NVIDIA's pip wheels
+`nvidia-cuda-cuobjdump` and `nvidia-cuda-nvdisasm`, which install on a machine without a GPU).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from kgen.arch import parse_arch
+from kgen.author import space
+from kgen.compile import compile_source
+from kgen.errors import KgenError
+from kgen.toolkit import missing, tool
+
+FMA_OPS = ("FFMA", "HMMA", "HGMMA")
+_INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\* (0x[0-9a-f]{16}) \*/")
+_CONTROL_WORD = re.compile(r"^\s+/\* (0x[0-9a-f]{16}) \*/")
+_BRANCH = re.compile(r"\bBRA\b.*?\b(0x[0-9a-f]+)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    text: str  # without the trailing semicolon, predicate included
+    control: int  # the high 64 bits of the 128-bit instruction word
+
+    # Volta and later keep the scheduling decisions in the top bits of each instruction
+    # (bits 105-125 of 128): stall cycles, the scoreboard a result sets, the scoreboards waited on.
+    @property
+    def stall(self) -> int:
+        return (self.control >> 41) & 0xF
+
+    @property
+    def sets_scoreboard(self) -> int | None:
+        board = (self.control >> 46) & 0x7
+        return None if board == 7 else board
+
+    @property
+    def waits_on(self) -> int:
+        return (self.control >> 52) & 0x3F
+
+    @property
+    def opcode(self) -> str:
+        words = self.text.split()
+        op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+        return op.split(".")[0]
+
+
+def parse_sass(text: str) -> dict[str, list[Instruction]]:
+    """cuobjdump -sass output: each function's instructions with their control bits."""
+    functions: dict[str, list[Instruction]] = {}
+    current: list[Instruction] | None = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "Function : " in line:
+            current = functions.setdefault(line.split("Function : ", 1)[1].strip(), [])
+            continue
+        m = _INSTRUCTION.match(line)
+        if m and current is not None and i + 1 < len(lines):
+            control = _CONTROL_WORD.match(lines[i + 1])
+            if control:
+                current.append(Instruction(int(m.group(1), 16), m.group(2),
+                                           int(control.group(1), 16)))
+    return functions
+
+
+def main_loop(code: list[Instruction]) -> list[Instruction]:
+    """The innermost loop (a backward branch's span) holding the most FMA-class instructions;
+    empty when no loop has any."""
+    index = {ins.address: i for i, ins in enumerate(code)}
+    best: list[Instruction] = []
+    best_fmas = 0
+    for i, ins in enumerate(code):
+        m = _BRANCH.search(ins.text)
+        if not m or int(m.group(1), 16) > ins.address or int(m.group(1), 16) not in index:
+            continue
+        body = code[index[int(m.group(1), 16)]:i + 1]
+        fmas = sum(x.opcode in FMA_OPS for x in body)
+        if fmas > best_fmas or (fmas == best_fmas and fmas and len(body) < len(best)):
+            best, best_fmas = body, fmas
+    return best
+
+
+def hot_path(loop: list[Instruction]) -> list[Instruction]:
+    """The loop without its basic blocks of scalar global loads, when it also has 128-bit ones:
+    those blocks are the guarded edge-tile path, which interior tiles skip."""
+    targets = {int(m.group(1), 16) for ins in loop if (m := _BRANCH.search(ins.text))}
+    blocks: list[list[Instruction]] = [[]]
+    for ins in loop:
+        if ins.address in targets and blocks[-1]:
+            blocks.append([])
+        blocks[-1].append(ins)
+        if ins.opcode in ("BRA", "EXIT"):
+            blocks.append([])
+
+    def scalar_loads(block: list[Instruction]) -> bool:
+        return any(x.opcode == "LDG" and ".128" not in x.text for x in block)
+
+    if not any(x.opcode == "LDG" and ".128" in x.text for x in loop):
+        return list(loop)
+    return [ins for block in blocks if not scalar_loads(block) for ins in block]
+
+
+def near_shared_loads(code: list[Instruction], near: int) -> list[int]:
+    """For each shared load that sets a scoreboard: the issue cycles until the first instruction
+    that waits on that scoreboard, where fewer than `near`. (Shared loads complete in order, so
+    ptxas gives a scoreboard only to the loads whose results are awaited first.)"""
+    found = []
+    for i, ins in enumerate(code):
+        board = ins.sets_scoreboard
+        if ins.opcode not in ("LDS", "LDSM") or board is None:
+            continue
+        cycles = 0
+        for later in code[i + 1:]:
+            if later.waits_on >> board & 1:
+                if cycles < near:
+                    found.append(cycles)
+                break
+            cycles += later.stall
+    return sorted(found)
+
+
+def bank_collisions(code: list[Instruction]) -> int:
+    """FFMAs with two source registers in one bank (number mod 4), reuse-cache operands aside."""
+    count = 0
+    for ins in code:
+        if ins.opcode != "FFMA":
+            continue
+        sources = ins.text.split(None, 2 if ins.text.startswith("@") else 1)[-1].split(",")[1:]
+        banks = [int(m.group(1)) % 4 for op in sources
+                 if (m := re.match(r"\s*-?\|?R(\d+)(\.reuse)?", op)) and not m.group(2)]
+        count += len(banks) != len(set(banks))
+    return count
+
+
+@dataclass(frozen=True)
+class LoopReport:
+    kernel: str
+    loop: int
+    hot: int
+    cycles: int
+    near: tuple[int, ...]
+    bank: int
+    fmas: int
+
+    def line(self) -> str:
+        return (f"{self.kernel}: loop {self.loop} instructions ({self.fmas} FMA), hot {self.hot}, "
+                f"cycles {self.cycles}, near LDS {len(self.near)} {list(self.near)}, "
+                f"bank {self.bank}")
+
+
+def report(functions: dict[str, list[Instruction]], near: int = 30) -> list[LoopReport]:
+    out = []
+    for name, code in functions.items():
+        loop = main_loop(code)
+        if not loop:
+            continue
+        hot = hot_path(loop)
+        out.append(LoopReport(name, len(loop), len(hot), sum(x.stall for x in hot),
+                              tuple(near_shared_loads(hot, near)), bank_collisions(hot),
+                              sum(x.opcode in FMA_OPS for x in loop)))
+    return out
+
+
+def disassemble(cubin: bytes) -> str:
+    cuobjdump = tool("cuobjdump")
+    if cuobjdump is None:
+        raise SystemExit(missing("cuobjdump") + "; pip install nvidia-cuda-cuobjdump "
+                         "nvidia-cuda-nvdisasm gives one")
+    env = dict(os.environ)
+    if (nvdisasm := tool("nvdisasm")) is not None:  # cuobjdump runs it to print SASS
+        env["NVDISASM_PATH"] = str(nvdisasm.parent)
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        done = subprocess.run([str(cuobjdump), "-sass", f.name], capture_output=True, text=True,
+                              timeout=120, env=env)
+    if done.returncode:
+        raise SystemExit(f"cuobjdump -sass failed: {done.stderr.strip()[:300]}")
+    return done.stdout
+
+
+@click.command(help=__doc__)
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--arch", "arch_name", default="sm_90", show_default=True)
+@click.option("--dtype", default="float32", show_default=True, help="with --set")
+@click.option("--set", "sets", multiple=True, help="builtin gemm default with field=value ...")
+@click.option("--near", default=30, show_default=True, help="cycles that count as near")
+def main(files: tuple[Path, ...], arch_name: str, dtype: str, sets: tuple[str, ...],
+         near: int) -> None:
+    from benchmarks.gemm_configs import configure
+
+    try:
+        arch = parse_arch(arch_name)
+    except KgenError as e:
+        raise SystemExit(f"--arch {arch_name}: {e}") from None
+    if not files and not sets:
+        raise SystemExit("give .cu or .cubin files, or --set (\"\" for the default)")
+    jobs: list[tuple[str, bytes | str]] = [(str(f), f.read_bytes() if f.suffix == ".cubin"
+                                            else f.read_text()) for f in files]
+    for changes in sets:
+        p = configure(arch_name, dtype, changes)
+        jobs.append((p.choices, space.render(p, dtype)))
+    for label, content in jobs:
+        resources = ""
+        if isinstance(content, str):
+            result = compile_source(content, arch)
+            if result.cubin is None:
+                raise SystemExit(f"{label}: does not compile: {result.summary[:300]}")
+            cubin = result.cubin
+            resources = "; ".join(
+                f"{k}: {u.registers} registers, {u.spill_stores + u.spill_loads} spill bytes"
+                for k, u in result.resources.items())
+        else:
+            cubin = content
+        click.echo(label + (f" ({resources})" if resources else ""))
+        for row in report(parse_sass(disassemble(cubin)), near):
+            click.echo("  " + row.line())
+
+
+if __name__ == "__main__":
+    main()

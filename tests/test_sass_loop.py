@@ -1,0 +1,131 @@
+"""benchmarks.sass_loop: reading ptxas's schedule from SASS (no GPU; cuobjdump only for the CLI).
+
+The fixture is `cuobjdump -sass` of tests/data/sass_fixture_loop.cu built for sm_90 by nvcc 13.0."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmarks import sass_loop
+from benchmarks.sass_loop import (
+    Instruction,
+    bank_collisions,
+    hot_path,
+    main_loop,
+    near_shared_loads,
+    parse_sass,
+    report,
+)
+
+FIXTURE = Path(__file__).parent / "data" / "sass_fixture_loop.sass"
+
+
+def control(stall: int = 1, sets: int | None = None, waits: tuple[int, ...] = ()) -> int:
+    """A control word as Volta and later encode it (the high 64 bits of an instruction)."""
+    word = stall << 41 | (7 if sets is None else sets) << 46
+    for board in waits:
+        word |= 1 << (52 + board)
+    return word
+
+
+def program(*rows: tuple[str, int]) -> list[Instruction]:
+    return [Instruction(16 * i, text, word) for i, (text, word) in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def fixture_code() -> list[Instruction]:
+    functions = parse_sass(FIXTURE.read_text())
+    assert list(functions) == ["fixture_loop"]
+    return functions["fixture_loop"]
+
+
+def test_every_instruction_is_read_with_its_control_word(fixture_code):
+    listed = re.findall(r"^\s+/\*([0-9a-f]{4,})\*/", FIXTURE.read_text(), re.MULTILINE)
+    assert [ins.address for ins in fixture_code] == [int(a, 16) for a in listed]
+    assert fixture_code[0].address == 0 and fixture_code[0].opcode == "LDC"
+
+
+def test_scoreboards_decode_where_the_results_are_used(fixture_code):
+    """Not circular: for every shared load that sets a scoreboard, the first later instruction
+    that reads its destination register waits on that scoreboard, or comes after one that did.
+    With the bit fields misplaced the waits would not line up with the data flow."""
+    checked = 0
+    for i, ins in enumerate(fixture_code):
+        board = ins.sets_scoreboard
+        if ins.opcode != "LDS" or board is None:
+            continue
+        dest = re.search(r"LDS\S*\s+(R\d+)", ins.text).group(1)
+        waited = False
+        for later in fixture_code[i + 1:]:
+            waited = waited or bool(later.waits_on >> board & 1)
+            sources = later.text.split(",", 1)[1] if "," in later.text else ""
+            if re.search(rf"\b{dest}\b", sources):
+                assert waited, f"{later.text} reads {dest} before waiting on scoreboard {board}"
+                checked += 1
+                break
+    assert checked >= 4
+
+
+def test_main_loop_is_the_fma_loop(fixture_code):
+    loop = main_loop(fixture_code)
+    assert sum(x.opcode == "FFMA" for x in loop) == 16  # 8 unrolled steps, two FMAs each
+    assert loop[-1].opcode == "BRA" and loop[-1].text.endswith(hex(loop[0].address))
+    assert any(x.opcode == "LDS" for x in loop)
+    rows = report({"fixture_loop": fixture_code}, near=1000)
+    assert rows[0].fmas == 16 and rows[0].cycles == sum(x.stall for x in loop)
+
+
+def test_near_shared_loads_counts_issue_cycles_to_the_first_wait():
+    code = program(("LDS R8, [R2]", control(sets=0)),
+                   ("FFMA R10, R4, R5, R10", control(stall=4)),
+                   ("FFMA R11, R4, R6, R11", control(stall=6)),
+                   ("FFMA R12, R8, R5, R12", control(waits=(0,))),
+                   ("LDS R9, [R2+0x4]", control(sets=1)),
+                   *[("FFMA R13, R4, R5, R13", control(stall=10))] * 5,
+                   ("FFMA R14, R9, R5, R14", control(waits=(1,))),
+                   ("LDS R15, [R2+0x8]", control()))  # no scoreboard: not counted
+    assert near_shared_loads(code, near=30) == [10]  # the second load's 50 cycles are not near
+    assert near_shared_loads(code, near=60) == [10, 50]
+
+
+def test_bank_collisions_count_same_bank_sources_outside_the_reuse_cache():
+    code = program(("FFMA R0, R4, R8, R1", control()),  # banks 0, 0, 1: a collision
+                   ("FFMA R0, R4.reuse, R8, R1", control()),  # R4 from the reuse cache
+                   ("FFMA R0, R5, R6, R7", control()),  # banks 1, 2, 3
+                   ("@P0 FFMA R0, R2, R6, R3", control()),  # predicated, banks 2, 2, 3
+                   ("IADD3 R0, R4, R8, RZ", control()))  # not an FFMA
+    assert bank_collisions(code) == 2
+
+
+def test_hot_path_drops_the_guarded_scalar_load_blocks():
+    code = program(("ISETP.GE.AND P0, PT, R1, R2, PT", control()),
+                   ("@P0 BRA 0x40", control()),
+                   ("LDG.E.128 R4, desc[UR4][R10.64]", control()),
+                   ("BRA 0x60", control()),
+                   ("LDG.E R4, desc[UR4][R10.64]", control()),  # the edge path
+                   ("LDG.E R5, desc[UR4][R10.64+0x4]", control()),
+                   ("FFMA R6, R4, R5, R6", control()),
+                   ("@P1 BRA 0x0", control()))
+    kept = [x.text for x in hot_path(code)]
+    assert "LDG.E R4, desc[UR4][R10.64]" not in kept and "LDG.E.128 R4, desc[UR4][R10.64]" in kept
+    assert "FFMA R6, R4, R5, R6" in kept
+    scalar_only = [x for x in code if ".128" not in x.text]
+    assert hot_path(scalar_only) == scalar_only  # nothing to tell the paths apart by
+
+
+def test_cli_needs_something_to_read():
+    result = CliRunner().invoke(sass_loop.main, [])
+    assert result.exit_code != 0 and "give .cu or .cubin files" in result.output
+
+
+def test_cli_says_how_to_get_cuobjdump(monkeypatch, tmp_path):
+    monkeypatch.setattr(sass_loop, "tool", lambda name: None)
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(b"\x7fELF")
+    result = CliRunner().invoke(sass_loop.main, [str(cubin)])
+    assert result.exit_code != 0
+    assert "cuobjdump" in result.output and "pip install nvidia-cuda-cuobjdump" in result.output

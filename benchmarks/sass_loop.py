@@ -10,8 +10,9 @@ the main loop (the innermost loop with the most FFMA/HMMA/HGMMA instructions) an
 
 \b
 - registers and spill bytes (ptxas);
-- `hot`: the loop's instructions without its edge-tile blocks (blocks of scalar global loads in a
-  loop that also has 128-bit ones: the SIMT gemm's guarded path);
+- `hot`: the instructions of the steady-state trip through the loop (the path that moves the most
+  bytes through global and shared memory, and of those the shortest: an interior tile's full
+  k-step, not the guarded edge-tile loads or a last step without a prefetch);
 - `cycles`: the hot path's issue cycles as ptxas scheduled them: the sum of the stall counts in
   the control bits, with no wait on a memory result counted;
 - `near LDS`: shared-memory loads (LDS, LDSM) whose result is awaited fewer than `--near` issue
@@ -21,10 +22,10 @@ the main loop (the innermost loop with the most FFMA/HMMA/HGMMA instructions) an
   from the reuse cache aside).
 
 Calibrated against versions of the SIMT gemm default (128x256x16, thread tile 8x16) timed on
-the H200 (benchmarks/sass-2026-12-04-s12/): those that ran at 2.90-2.93 ms (4096^3) show 2,762-2,766
-cycles and 2 near LDS; the stream-K versions that ran 7-12% slower per tile show 2,903-2,911 cycles
-and 12-15 near LDS, and fragments double-buffered by hand (4% slower) two near LDS at 18-19
-cycles. A static view: it cannot see L2, DRAM or the other warps, so a kernel it passes still has
+the H200 (benchmarks/sass-2026-12-04-s12/): those that ran at 2.90-2.93 ms (4096^3) show
+2,432-2,436 cycles and 2 near LDS; the versions that ran 4-12% slower show 2,583-2,599 cycles
+(two of them also 12-15 near LDS), or two near LDS at 18-19 cycles (fragments double-buffered by
+hand). A static view: it cannot see L2, DRAM or the other warps, so a kernel it passes still has
 to be timed (`benchmarks.gemm_configs`).
 
 Needs cuobjdump and nvdisasm (`KGEN_CUOBJDUMP`, PATH, beside nvcc, or NVIDIA's pip wheels
@@ -117,24 +118,59 @@ def main_loop(code: list[Instruction]) -> list[Instruction]:
     return best
 
 
+def _bytes_moved(ins: Instruction) -> int:
+    """Bytes one thread moves with a global load or a shared load or store (0 for the rest)."""
+    if ins.opcode not in ("LDG", "LDS", "STS", "LDSM"):
+        return 0
+    mnemonic = ins.text.split()[1 if ins.text.startswith("@") else 0]
+    width = re.search(r"\.(64|128)\b", mnemonic)  # not the operands' R2.64 register pairs
+    return int(width.group(1)) // 8 if width else 4
+
+
 def hot_path(loop: list[Instruction]) -> list[Instruction]:
-    """The loop without its basic blocks of scalar global loads, when it also has 128-bit ones:
-    those blocks are the guarded edge-tile path, which interior tiles skip."""
-    targets = {int(m.group(1), 16) for ins in loop if (m := _BRANCH.search(ins.text))}
-    blocks: list[list[Instruction]] = [[]]
+    """The steady-state trip through the loop: of the paths from its head to its back edge, one
+    that moves the most bytes through global and shared memory (so every load and store of a full
+    k-step, not a last step that skips the prefetch), and of those the fewest instructions (so an
+    interior tile's plain loads, not the guarded edge-tile loads that move the same bytes)."""
+    if not loop:
+        return []
+    first, last = loop[0].address, loop[-1].address
+    starts = {first} | {int(m.group(1), 16) for ins in loop if (m := _BRANCH.search(ins.text))
+                        and first <= int(m.group(1), 16) <= last}
+    blocks: list[list[Instruction]] = []
     for ins in loop:
-        if ins.address in targets and blocks[-1]:
+        if not blocks or ins.address in starts or blocks[-1][-1].opcode in ("BRA", "EXIT"):
             blocks.append([])
         blocks[-1].append(ins)
-        if ins.opcode in ("BRA", "EXIT"):
-            blocks.append([])
-
-    def scalar_loads(block: list[Instruction]) -> bool:
-        return any(x.opcode == "LDG" and ".128" not in x.text for x in block)
-
-    if not any(x.opcode == "LDG" and ".128" in x.text for x in loop):
-        return list(loop)
-    return [ins for block in blocks if not scalar_loads(block) for ins in block]
+    at = {block[0].address: i for i, block in enumerate(blocks)}
+    # best[i]: (bytes, -instructions) of the best path from block i to the back edge, and the
+    # block it goes on to. Blocks are in address order and, in an innermost loop, every edge but
+    # the back edge goes forward, so one pass from the end settles them.
+    best: list[tuple[tuple[int, int], int | None] | None] = [None] * len(blocks)
+    for i in range(len(blocks) - 1, -1, -1):
+        block, tail = blocks[i], blocks[i][-1]
+        here = (sum(_bytes_moved(x) for x in block), -len(block))
+        if i == len(blocks) - 1:  # ends with the back edge
+            best[i] = (here, None)
+            continue
+        successors = []
+        m = _BRANCH.search(tail.text)
+        if m and int(m.group(1), 16) in at and int(m.group(1), 16) > tail.address:
+            successors.append(at[int(m.group(1), 16)])
+        unconditional = tail.opcode == "BRA" and not tail.text.startswith("@") and \
+            not re.search(r"\bBRA\s+!?P\d", tail.text)
+        if tail.opcode != "EXIT" and not unconditional:
+            successors.append(i + 1)
+        options = [(best[j][0], j) for j in successors if best[j] is not None]  # type: ignore[index]
+        if options:
+            (moved, count), j = max(options)
+            best[i] = ((here[0] + moved, here[1] + count), j)
+    path: list[Instruction] = []
+    i: int | None = 0
+    while i is not None and best[i] is not None:
+        path += blocks[i]
+        i = best[i][1]  # type: ignore[index]
+    return path
 
 
 def near_shared_loads(code: list[Instruction], near: int) -> list[int]:

@@ -286,8 +286,11 @@ def main(files: tuple[Path, ...], arch_name: str, dtype: str, sets: tuple[str, .
         else:
             cubin = content
         click.echo(label + (f" ({resources})" if resources else ""))
-        for row in report(parse_sass(disassemble(cubin)), near):
-            click.echo("  " + row.line())
+        functions = parse_sass(disassemble(cubin))
+        rows = {row.kernel: row for row in report(functions, near)}
+        for name in functions:
+            click.echo("  " + (rows[name].line() if name in rows else
+                               f"{name}: no loop of {'/'.join(FMA_OPS)} instructions"))
 
 
 if __name__ == "__main__":

@@ -130,3 +130,18 @@ def test_cli_says_how_to_get_cuobjdump(monkeypatch, tmp_path):
     result = CliRunner().invoke(sass_loop.main, [str(cubin)])
     assert result.exit_code != 0
     assert "cuobjdump" in result.output and "pip install nvidia-cuda-cuobjdump" in result.output
+
+
+@pytest.mark.nvcc
+def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
+    """End to end: nvcc, cuobjdump (NVIDIA's wheel, a test dependency) and the report. The fixture
+    was recorded with this CI's nvcc (13.0), so the fresh SASS reads the same."""
+    if sass_loop.tool("cuobjdump") is None:
+        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    source = FIXTURE.with_suffix(".cu")
+    result = CliRunner().invoke(sass_loop.main, [str(source), "--arch", "sm_90"])
+    assert result.exit_code == 0, result.output
+    recorded = report(parse_sass(FIXTURE.read_text()))[0]
+    assert result.output.splitlines()[0].startswith(f"{source} (fixture_loop: ")
+    assert result.output.splitlines()[1].strip() == recorded.line()
+    assert "(16 FMA)" in recorded.line()

@@ -8,15 +8,7 @@
 set -uo pipefail
 what=${1:-all}; shift || true
 OUT=${OUT:-/tmp/kgen-out}; mkdir -p "$OUT"
-if ! command -v bwrap >/dev/null && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  mkdir -p /opt/kgen-bw && for f in .deb/*.deb; do dpkg -x "$f" /opt/kgen-bw; done
-  export PATH=/opt/kgen-bw/usr/bin:$PATH
-fi
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /opt/kgen-site .whl/*.whl && export PYTHONPATH=/opt/kgen-site
-fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+source scripts/device-env.sh
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
 python3 -m kgen doctor 2>&1 | tee "$OUT/doctor.log"
 status=0

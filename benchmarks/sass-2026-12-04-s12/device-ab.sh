@@ -9,15 +9,7 @@ set -uo pipefail
 what=${1:-all}
 here=benchmarks/sass-2026-12-04-s12
 OUT=${OUT:-/tmp/kgen-out}; mkdir -p "$OUT"
-if ! command -v bwrap >/dev/null && ls .deb/bubblewrap_*.deb >/dev/null 2>&1; then
-  mkdir -p /opt/kgen-bw && for f in .deb/*.deb; do dpkg -x "$f" /opt/kgen-bw; done
-  export PATH=/opt/kgen-bw/usr/bin:$PATH
-fi
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /opt/kgen-site .whl/*.whl && export PYTHONPATH=/opt/kgen-site
-fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+source scripts/device-env.sh
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
 # 4224x4096x4096 is exactly 4 rounds of 128x256 tiles on 132 SMs (nothing cut): the per-tile cost.
 sizes=4224x4096x4096,4096x4096x4096,8192x8192x8192,3000x5000x2000

@@ -11,8 +11,9 @@
 // SK 0: one tile per CTA. SK 1: persistent, one CTA per SM, stream-K (streamk.cuh, SK_SPREAD 1):
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
-// that no SM waits out a partial last round. Per tile it runs about 7% slower than SK 0 (see the
-// kernel), so it is a searched step, not the default.
+// that no SM waits out a partial last round. Its first version ran 7% slower per tile than SK 0;
+// this one reads as SK 0 in SASS (see the kernel) but is not yet timed, so it is a searched
+// step, not the default.
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
 // at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
 // block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared memory, so that tiles above
@@ -101,10 +102,7 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
   // Persistent: this CTA's units (tile t, k-tiles [kb0, kb1)) come from the Schedule
   // (streamk.cuh), tiles in row-major order as the one-tile grid runs them. Thread 0 steps the
   // schedule in shared memory and writes each unit there: held in registers across the k-loop,
-  // the schedule made the 8x16 thread tile spill. Even so this kernel runs about 7% slower per
-  // tile than the one-tile grid, which re-reads its tile origin from blockIdx for free (H200,
-  // 4224x4096x4096, 33 x 16 tiles, nothing cut: 3.15 against 2.93 ms; 255 registers against
-  // 251, Nsight Compute's short-scoreboard and wait stalls 14% against 7%).
+  // the schedule made the 8x16 thread tile spill. Nor does the k-loop hold the unit (below).
   const int tiles_n = (N + BN - 1) / BN;
   __shared__ __align__(16) unsigned char work_raw[sizeof(Schedule)];
   __shared__ int unit[5];  // t (-1: no more), kb0, kb1, m0, n0
@@ -126,10 +124,23 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
     }
     __syncthreads();
     if (unit[0] < 0) break;
-    const int kb0 = unit[1], kb1 = unit[2], tile_m0 = unit[3], tile_n0 = unit[4];
+    const int kb0 = unit[1], kb1 = unit[2];
+    // The k-loop sees the unit's tile only through its corner in A and B (Ab, Bb) and counts its
+    // k-tiles from 0; the epilogue reads the origin again. The first version held the origin and
+    // ran kb0..kb1: at the 255-register cap ptxas then issued ten of a k-tile's 16 fragment loads
+    // from shared memory 13-17 cycles before their use, and it ran 7% slower per tile than the
+    // one-tile grid. This form reads as the one-tile grid's in SASS (benchmarks.sass_loop,
+    // benchmarks/sass-2026-12-04-s12); it is not yet timed.
+    const T* __restrict__ const Ab = A + (size_t)unit[3] * K;
+    const T* __restrict__ const Bb = B + unit[4];
+    const int am = 0, bn = 0, rows = M - unit[3], cols = N - unit[4];
 #else
   {
     const int kb0 = 0, kb1 = nkb, tile_m0 = blockIdx.y * BM, tile_n0 = blockIdx.x * BN;
+    // The one-tile grid adds its origin in each access (its SASS as timed).
+    const T* __restrict__ const Ab = A;
+    const T* __restrict__ const Bb = B;
+    const int am = tile_m0, bn = tile_n0, rows = M, cols = N;
 #endif
 #pragma unroll
     for (int i = 0; i < TM; ++i)
@@ -139,39 +150,40 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
     // Global -> registers. A tile that lies wholly inside its matrix, with 16-byte rows, takes
     // plain float4 loads behind one uniform branch; the guarded loads (a branch per chunk) are
     // for the edges only. Per-chunk guards in the loop cost the float32 default 4% on the H200
-    // (4096^3: 3.04 ms guarded, 2.92 ms so).
+    // (4096^3: 3.04 ms guarded, 2.92 ms so). Row am + r of Ab, column bn + c of Bb; rows and cols
+    // bound those indices.
     auto fetch = [&](int k0) {
       bool plainA = false, plainB = false;
       if constexpr (WIDE) {
-        plainA = wideA && tile_m0 + BM <= M && k0 + BK <= K;
-        plainB = wideB && tile_n0 + BN <= N && k0 + BK <= K;
+        plainA = wideA && am + BM <= rows && k0 + BK <= K;
+        plainB = wideB && bn + BN <= cols && k0 + BK <= K;
       }
       if (plainA) {
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-          ra[i] = *reinterpret_cast<const float4*>(A + (size_t)(tile_m0 + r) * K + k0 + kc);
+          ra[i] = *reinterpret_cast<const float4*>(Ab + (size_t)(am + r) * K + k0 + kc);
         }
       } else {
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-          const int gr = tile_m0 + r;
-          ra[i] = load4(A + (size_t)(gr < M ? gr : 0) * K, k0 + kc, gr < M ? K : 0, wideA);
+          const int gr = am + r;
+          ra[i] = load4(Ab + (size_t)(gr < rows ? gr : 0) * K, k0 + kc, gr < rows ? K : 0, wideA);
         }
       }
       if (plainB) {
 #pragma unroll
         for (int i = 0; i < B_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-          rb[i] = *reinterpret_cast<const float4*>(B + (size_t)(k0 + r) * N + tile_n0 + nc);
+          rb[i] = *reinterpret_cast<const float4*>(Bb + (size_t)(k0 + r) * N + bn + nc);
         }
       } else {
 #pragma unroll
         for (int i = 0; i < B_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
           const int gk = k0 + r;
-          rb[i] = load4(B + (size_t)(gk < K ? gk : 0) * N, tile_n0 + nc, gk < K ? N : 0, wideB);
+          rb[i] = load4(Bb + (size_t)(gk < K ? gk : 0) * N, bn + nc, gk < K ? cols : 0, wideB);
         }
       }
     };
@@ -219,6 +231,28 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
     fetch(kb0 * BK);
     stash(0);
     __syncthreads();
+    // Two forms of one loop: ptxas schedules them differently at the register cap, and each kernel
+    // keeps the one its SASS reads best in (the one-tile grid: the form it was timed with).
+#if KGEN_STREAM_K
+    const int nk = kb1 - kb0;
+    for (int kt = 0; kt < nk; ++kt) {
+      const int buf = STAGES == 2 ? (kt & 1) : 0;
+      if (STAGES == 2) {
+        if (kt + 1 < nk) fetch((kb0 + kt + 1) * BK);  // global loads in flight during the math
+        compute(buf);
+        if (kt + 1 < nk) stash(buf ^ 1);
+        __syncthreads();
+      } else {
+        compute(buf);
+        __syncthreads();
+        if (kt + 1 < nk) {
+          fetch((kb0 + kt + 1) * BK);
+          stash(0);
+        }
+        __syncthreads();
+      }
+    }
+#else
     for (int kt = kb0; kt < kb1; ++kt) {
       const int buf = STAGES == 2 ? ((kt - kb0) & 1) : 0;
       if (STAGES == 2) {
@@ -236,11 +270,13 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
         __syncthreads();
       }
     }
+#endif
 #if KGEN_STREAM_K
     // A piece of a cut tile: a contributor publishes its partial tile to its slot (named by its
     // CTA); the owner adds its contributors' slots [from0, from1) and stores. One pass over the
     // accumulators with the stores: separate publish and absorb passes cost ptxas the register
     // allocation of the main loop (about half the FFMAs with a register-bank conflict).
+    const int tile_m0 = unit[3], tile_n0 = unit[4];
     const bool publish = kb0 > 0;
     int from0 = 0, from1 = 0;
     if (kb1 - kb0 < nkb && !publish) {

@@ -145,3 +145,32 @@ def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
     assert result.output.splitlines()[0].startswith(f"{source} (fixture_loop: ")
     assert result.output.splitlines()[1].strip() == recorded.line()
     assert "(16 FMA)" in recorded.line()
+
+
+@pytest.mark.nvcc
+@pytest.mark.slow
+def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
+    """A structural guard, not a timing: the float32 SIMT default's stream-K kernel (sk=1) once
+    ran 7% slower per tile because ptxas scheduled its fragment loads too close to their use
+    (benchmarks/sass-2026-12-04-s12). Its hot loop must keep the one-tile kernel's shape: no more
+    near shared loads, and issue cycles within 2%."""
+    import dataclasses
+
+    from kgen.arch import parse_arch
+    from kgen.author import space
+    from kgen.compile import compile_source
+
+    if sass_loop.tool("cuobjdump") is None:
+        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+    arch = parse_arch("sm_90")
+    one_tile = space.default(arch, "float32")
+    rows = []
+    for p in (one_tile, dataclasses.replace(one_tile, sk=1)):
+        result = compile_source(space.render(p, "float32"), arch)
+        assert result.cubin is not None, result.summary
+        [row] = report(parse_sass(sass_loop.disassemble(result.cubin)))
+        rows.append(row)
+    base, stream_k = rows
+    assert base.fmas == stream_k.fmas == 2048
+    assert len(stream_k.near) <= len(base.near), (base.line(), stream_k.line())
+    assert stream_k.cycles <= 1.02 * base.cycles, (base.line(), stream_k.line())

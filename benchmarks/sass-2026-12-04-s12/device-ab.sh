@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Times what the twelfth session changed without a GPU: the SIMT stream-K kernel's main loop.
 # From the repository root, on the device (carry .deb and .whl), with results under $OUT:
-#   bash benchmarks/sass-2026-12-04-s12/device-ab.sh tile    (about 7 minutes)
+#   bash benchmarks/sass-2026-12-04-s12/device-ab.sh tile    (at most 8 minutes)
 #     the SIMT GPU tests; then `kgen bench` at 4224x4096x4096 (exactly 4 rounds of 128x256 tiles
 #     on 132 SMs, so nothing is cut: the per-tile cost) of the one-tile default, the stream-K
 #     kernel as the eleventh session timed it (simt-sk1-first.cu) and as it is now
 #     (simt-sk1.cu); and a profile of the one now.
-#   bash benchmarks/sass-2026-12-04-s12/device-ab.sh sizes   (about 4 minutes)
+#   bash benchmarks/sass-2026-12-04-s12/device-ab.sh sizes   (at most 5 minutes)
 #     the default against sk=1 at 4224x4096x4096 and the three float32 bench sizes.
 set -uo pipefail
 what=${1:-tile}

@@ -143,33 +143,33 @@ def hot_path(loop: list[Instruction]) -> list[Instruction]:
             blocks.append([])
         blocks[-1].append(ins)
     at = {block[0].address: i for i, block in enumerate(blocks)}
-    # best[i]: (bytes, -instructions) of the best path from block i to the back edge, and the
-    # block it goes on to. Blocks are in address order and, in an innermost loop, every edge but
-    # the back edge goes forward, so one pass from the end settles them.
-    best: list[tuple[tuple[int, int], int | None] | None] = [None] * len(blocks)
+    # score[i]: (bytes, -instructions) of the best path from block i to the back edge; then[i]:
+    # the block it goes on to. Blocks are in address order and, in an innermost loop, every edge
+    # but the back edge goes forward, so one pass from the end settles them.
+    score: list[tuple[int, int] | None] = [None] * len(blocks)
+    then: list[int | None] = [None] * len(blocks)
     for i in range(len(blocks) - 1, -1, -1):
         block, tail = blocks[i], blocks[i][-1]
         here = (sum(_bytes_moved(x) for x in block), -len(block))
         if i == len(blocks) - 1:  # ends with the back edge
-            best[i] = (here, None)
+            score[i] = here
             continue
-        successors = []
+        options = []
         m = _BRANCH.search(tail.text)
         if m and int(m.group(1), 16) in at and int(m.group(1), 16) > tail.address:
-            successors.append(at[int(m.group(1), 16)])
-        unconditional = tail.opcode == "BRA" and not tail.text.startswith("@") and \
-            not re.search(r"\bBRA\s+!?P\d", tail.text)
-        if tail.opcode != "EXIT" and not unconditional:
-            successors.append(i + 1)
-        options = [(best[j][0], j) for j in successors if best[j] is not None]  # type: ignore[index]
-        if options:
-            (moved, count), j = max(options)
-            best[i] = ((here[0] + moved, here[1] + count), j)
+            options.append(at[int(m.group(1), 16)])
+        predicated = tail.text.startswith("@") or re.search(r"\bBRA\s+!?P\d", tail.text)
+        if tail.opcode not in ("BRA", "EXIT") or predicated:  # it can fall through
+            options.append(i + 1)
+        reachable = [(onward, j) for j in options if (onward := score[j]) is not None]
+        if reachable:
+            (moved, count), j = max(reachable)
+            score[i], then[i] = (here[0] + moved, here[1] + count), j
     path: list[Instruction] = []
-    i: int | None = 0
-    while i is not None and best[i] is not None:
-        path += blocks[i]
-        i = best[i][1]  # type: ignore[index]
+    at_block: int | None = 0
+    while at_block is not None and score[at_block] is not None:
+        path += blocks[at_block]
+        at_block = then[at_block]
     return path
 
 

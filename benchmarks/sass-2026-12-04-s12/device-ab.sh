@@ -4,8 +4,8 @@
 #   bash benchmarks/sass-2026-12-04-s12/device-ab.sh tile    (at most 8 minutes)
 #     the SIMT GPU tests; then `kgen bench` at 4224x4096x4096 (exactly 4 rounds of 128x256 tiles
 #     on 132 SMs, so nothing is cut: the per-tile cost) of the one-tile default, the stream-K
-#     kernel as the eleventh session timed it (simt-sk1-first.cu) and as it is now
-#     (simt-sk1.cu); and a profile of the one now.
+#     kernel as the eleventh session timed it (simt-sk1-first.cu) and as it is now (both of
+#     main's rendered into $OUT); and a profile of the one now.
 #   bash benchmarks/sass-2026-12-04-s12/device-ab.sh sizes   (at most 5 minutes)
 #     the default against sk=1 at 4224x4096x4096 and the three float32 bench sizes.
 set -uo pipefail
@@ -18,12 +18,21 @@ if [ "$what" = tile ]; then
   timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 tests/test_author.py \
     -k "default_is_correct_on_the_local_gpu or simt_stream_k" 2>&1 \
     | tee "$OUT/test-gpu-simt.log" | tail -3
+  python3 - "$OUT" <<'PY'
+import dataclasses, sys
+from kgen.arch import parse_arch
+from kgen.author import space
+p = space.default(parse_arch("sm_90"), "float32")
+for name, q in (("default", p), ("sk1", dataclasses.replace(p, sk=1))):
+    open(f"{sys.argv[1]}/simt-{name}.cu", "w").write(space.render(q, "float32"))
+PY
+  cp "$here/simt-sk1-first.cu" "$OUT/"
   for v in default sk1-first sk1; do
     echo "== bench $v"
-    timeout 90 python3 -m kgen bench "$here/simt-$v.cu" --arch sm_90 --op-file "$here/gemm4224.yaml" \
+    timeout 90 python3 -m kgen bench "$OUT/simt-$v.cu" --arch sm_90 --op-file "$here/gemm4224.yaml" \
       --no-profile 2>&1 | tail -4 | tee "$OUT/bench4224-$v.txt"
   done
-  timeout 100 python3 -m kgen profile "$here/simt-sk1.cu" --arch sm_90 \
+  timeout 100 python3 -m kgen profile "$OUT/simt-sk1.cu" --arch sm_90 \
     --op-file "$here/gemm4224.yaml" > "$OUT/profile4224-sk1.txt" 2>&1
   grep -E "profile|speed|top stalls|occupancy" "$OUT/profile4224-sk1.txt"
 fi

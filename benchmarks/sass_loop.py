@@ -43,6 +43,7 @@ from pathlib import Path
 
 import click
 
+from benchmarks.gemm_configs import configure
 from kgen.arch import parse_arch
 from kgen.author import space
 from kgen.compile import compile_source
@@ -260,8 +261,6 @@ def disassemble(cubin: bytes) -> str:
 @click.option("--near", default=30, show_default=True, help="cycles that count as near")
 def main(files: tuple[Path, ...], arch_name: str, dtype: str, sets: tuple[str, ...],
          near: int) -> None:
-    from benchmarks.gemm_configs import configure
-
     try:
         arch = parse_arch(arch_name)
     except KgenError as e:
@@ -269,7 +268,7 @@ def main(files: tuple[Path, ...], arch_name: str, dtype: str, sets: tuple[str, .
     if not files and not sets:
         raise SystemExit("give .cu or .cubin files, or --set (\"\" for the default)")
     jobs: list[tuple[str, bytes | str]] = [(str(f), f.read_bytes() if f.suffix == ".cubin"
-                                            else f.read_text()) for f in files]
+                                            else f.read_text(errors="replace")) for f in files]
     for changes in sets:
         p = configure(arch_name, dtype, changes)
         jobs.append((p.choices, space.render(p, dtype)))

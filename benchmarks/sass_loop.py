@@ -78,10 +78,20 @@ class Instruction:
         return (self.control >> 52) & 0x3F
 
     @property
-    def opcode(self) -> str:
+    def mnemonic(self) -> str:
+        """The opcode with its modifiers (`LDG.E.128.CONSTANT`), past any `@P` predicate."""
         words = self.text.split()
-        op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
-        return op.split(".")[0]
+        return words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+
+    @property
+    def opcode(self) -> str:
+        return self.mnemonic.split(".")[0]
+
+    @property
+    def operands(self) -> list[str]:
+        """Destination first, then the sources, as written."""
+        rest = self.text.split(None, 2 if self.text.startswith("@") else 1)
+        return rest[-1].split(",") if len(rest) > 1 else []
 
 
 def parse_sass(text: str) -> dict[str, list[Instruction]]:
@@ -123,8 +133,7 @@ def _bytes_moved(ins: Instruction) -> int:
     """Bytes one thread moves with a global load or a shared load or store (0 for the rest)."""
     if ins.opcode not in ("LDG", "LDS", "STS", "LDSM"):
         return 0
-    mnemonic = ins.text.split()[1 if ins.text.startswith("@") else 0]
-    width = re.search(r"\.(64|128)\b", mnemonic)  # not the operands' R2.64 register pairs
+    width = re.search(r"\.(64|128)\b", ins.mnemonic)  # not the operands' R2.64 register pairs
     return int(width.group(1)) // 8 if width else 4
 
 
@@ -199,8 +208,7 @@ def bank_collisions(code: list[Instruction]) -> int:
     for ins in code:
         if ins.opcode != "FFMA":
             continue
-        sources = ins.text.split(None, 2 if ins.text.startswith("@") else 1)[-1].split(",")[1:]
-        banks = [int(m.group(1)) % 4 for op in sources
+        banks = [int(m.group(1)) % 4 for op in ins.operands[1:]
                  if (m := re.match(r"\s*-?\|?R(\d+)(\.reuse)?", op)) and not m.group(2)]
         count += len(banks) != len(set(banks))
     return count

@@ -132,12 +132,17 @@ def test_cli_says_how_to_get_cuobjdump(monkeypatch, tmp_path):
     assert "cuobjdump" in result.output and "pip install nvidia-cuda-cuobjdump" in result.output
 
 
+# cuobjdump (NVIDIA's wheel, a test dependency) reads the SASS back.
+with_cuobjdump = pytest.mark.skipif(
+    sass_loop.tool("cuobjdump") is None,
+    reason="no cuobjdump (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+
+
 @pytest.mark.nvcc
+@with_cuobjdump
 def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
     """End to end: nvcc, cuobjdump (NVIDIA's wheel, a test dependency) and the report. The fixture
     was recorded with this CI's nvcc (13.0), so the fresh SASS reads the same."""
-    if sass_loop.tool("cuobjdump") is None:
-        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
     source = FIXTURE.with_suffix(".cu")
     result = CliRunner().invoke(sass_loop.main, [str(source), "--arch", "sm_90"])
     assert result.exit_code == 0, result.output
@@ -149,6 +154,7 @@ def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
 
 @pytest.mark.nvcc
 @pytest.mark.slow
+@with_cuobjdump
 def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     """A structural guard, not a timing: the float32 SIMT default's stream-K kernel (sk=1) once
     ran 7% slower per tile because ptxas scheduled its fragment loads too close to their use
@@ -160,8 +166,6 @@ def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     from kgen.author import space
     from kgen.compile import compile_source
 
-    if sass_loop.tool("cuobjdump") is None:
-        pytest.skip("no cuobjdump (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
     arch = parse_arch("sm_90")
     one_tile = space.default(arch, "float32")
     rows = []

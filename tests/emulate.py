@@ -1,8 +1,12 @@
-"""Run a builtin memory-bound or SIMT gemm kernel on the CPU: the rendered .cu, compiled by g++
-against the stand-in headers in tests/emu/ (threads as coroutines, barriers and shuffles in
-lockstep) with AddressSanitizer, launched per its own contract. No GPU, no nvcc: the kernel's
-index math, edge guards, reductions, tie rules and stream-K hand-offs run as written, on small
-sizes."""
+"""Run a builtin kernel on the CPU: the rendered .cu, compiled by g++ against the stand-in headers
+in tests/emu/ (threads as coroutines) with AddressSanitizer, launched per its own contract. No GPU,
+no nvcc: the kernel's index math, edge guards, reductions, tie rules and stream-K hand-offs run as
+written, on small sizes.
+
+The memory-bound and SIMT gemm kernels run block by block, their threads in lockstep from barrier
+to barrier. The Hopper gemm kernel (its PTX wrappers between `kgen:ptx` markers, swapped for
+tests/emu/hopper.h) runs with every thread of the grid at once: mbarriers, TMA with its swizzle
+and zero fill, wgmma from decoded descriptors, clusters."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgen.contract import SMS, Launch
+from kgen.contract import SMS, Launch, TensorMapArg
 from kgen.loop.candidate import parse_contract
 from kgen.spec import OpSpec
 
@@ -23,6 +27,8 @@ HAVE_GXX = shutil.which("g++") is not None
 CTYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16",
           "int64": "long long"}
 EMULATED_SMS = 3  # a small GPU, so grid-stride loops go round
+PTX_BEGIN = "// ---- kgen:ptx begin"
+PTX_END = "// ---- kgen:ptx end ----"
 
 
 def to_bits(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -47,8 +53,10 @@ def stored(values: np.ndarray, dtype: str) -> np.ndarray:
     return from_bits(to_bits(values, dtype).tobytes(), dtype).reshape(values.shape)
 
 
-def _main(kernel: str, spec: OpSpec, dtype: str, args: tuple[str, ...], offset: int) -> str:
-    """A main() that reads every tensor from argv files, launches, writes the outputs back."""
+def _main(launch: Launch, spec: OpSpec, dtype: str, values: dict[str, int], offset: int,
+          cluster: int | None) -> str:
+    """A main() that reads every tensor from argv files, launches, writes the outputs back;
+    `cluster` set: launch_async with clusters of that many CTAs."""
     tensors = {t.name: t for t in spec.tensors}
     params = {p.name for p in spec.params}
     lines, call = [], []
@@ -56,7 +64,16 @@ def _main(kernel: str, spec: OpSpec, dtype: str, args: tuple[str, ...], offset: 
         ctype = CTYPES[spec.tensor_dtype(t, dtype)]
         lines.append(f"  {ctype}* {t.name} = ({ctype}*)load(argv[{i + 1}], {offset} * "
                      f"sizeof({ctype}));")
-    for name in args:
+    for i, arg in enumerate(launch.arguments()):
+        if isinstance(arg, TensorMapArg):
+            rows, cols = (f"atol(getenv(\"KGEN_{d}\"))" for d in tensors[arg.tensor].shape)
+            box = arg.box_dims(values)
+            lines.append(f"  CUtensorMap map{i} = emu_tensor_map({arg.tensor}, {rows}, {cols}, "
+                         f"sizeof(*{arg.tensor}), {box[0]}, {box[1]}, {arg.swizzle}, "
+                         f"{'true' if arg.optional else 'false'});")
+            call.append(f"map{i}")
+            continue
+        name = arg
         if name in tensors:
             call.append(name)
         elif name in params:
@@ -65,6 +82,9 @@ def _main(kernel: str, spec: OpSpec, dtype: str, args: tuple[str, ...], offset: 
             call.append(f"atoi(getenv(\"KGEN_{name}\"))")
     writes = "\n".join(f"  save(argv[{i + 1}], {t.name});"
                        for i, t in enumerate(spec.tensors) if t.role == "output")
+    body = f"[&] {{ {launch.kernel}({', '.join(call)}); }}"
+    start = (f"emu::launch(grid, block, {body});" if cluster is None else
+             f"emu::launch_async(grid, block, {cluster}, atol(getenv(\"KGEN_SMEM\")), {body});")
     return f"""
 // The file's bytes after `pad` bytes of slack at the front (so the data can start misaligned);
 // AddressSanitizer watches the end of each buffer exactly.
@@ -92,7 +112,7 @@ int main(int argc, char** argv) {{
 {chr(10).join(lines)}
   dim3 grid{{(unsigned)atoi(getenv("KGEN_GX")), (unsigned)atoi(getenv("KGEN_GY")), 1}};
   dim3 block{{(unsigned)atoi(getenv("KGEN_BX")), (unsigned)atoi(getenv("KGEN_BY")), 1}};
-  emu::launch(grid, block, [&] {{ {kernel}({", ".join(call)}); }});
+  {start}
 {writes}
   return 0;
 }}
@@ -100,23 +120,38 @@ int main(int argc, char** argv) {{
 
 
 # `extern __shared__ T name[];` (dynamic shared memory) -> a pointer into the emulator's buffer.
-_DYNAMIC_SMEM = re.compile(r"extern __shared__ (?:__align__\(\d+\) )?(\w+) (\w+)\[\];")
+_DYNAMIC_SMEM = re.compile(r"extern __shared__ (?:__align__\(\d+\) )?(\w+(?: \w+)?) (\w+)\[\];")
+_PTX_BLOCK = re.compile(re.escape(PTX_BEGIN) + r".*?" + re.escape(PTX_END), re.DOTALL)
+_CLUSTER = re.compile(r"^#define CLUSTER_M (\d+)$", re.MULTILINE)
+
+
+def cluster_of(source: str) -> int | None:
+    """None for a lockstep kernel; for one with a `kgen:ptx` block (the Hopper template), the
+    CTAs per cluster it compiles in."""
+    if PTX_BEGIN not in source:
+        return None
+    found = _CLUSTER.search(source)
+    return int(found.group(1)) if found else 1
 
 
 def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
-          launch: Launch) -> Path:
+          launch: Launch, values: dict[str, int]) -> Path:
     """The emulator binary for this source and launch (cached by content under `work`)."""
-    main = _main(launch.kernel, spec, dtype, launch.args, 1 if misaligned else 0)
-    text = _DYNAMIC_SMEM.sub(r"\1* \2 = reinterpret_cast<\1*>(emu::dynamic_smem.data());",
+    cluster = cluster_of(source)
+    main = _main(launch, spec, dtype, values, 1 if misaligned else 0, cluster)
+    if cluster is not None:
+        source = _PTX_BLOCK.sub('#include "hopper.h"', source)
+    text = _DYNAMIC_SMEM.sub(r"\1* \2 = reinterpret_cast<\1*>(emu::smem_base());",
                              source) + main
-    key = hashlib.sha256(text.encode()).hexdigest()[:16]
+    headers = b"".join(h.read_bytes() for h in sorted(EMU.glob("*.h")))
+    key = hashlib.sha256(text.encode() + headers).hexdigest()[:16]
     binary = work / f"emu-{key}"
     if binary.exists():
         return binary
     path = work / f"{key}.cpp"
     path.write_text(text)
     done = subprocess.run(["g++", "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined",
-                           "-fno-sanitize-recover=undefined", "-Wno-unknown-pragmas",
+                           "-fno-sanitize-recover=undefined", "-Wno-unknown-pragmas", "-Wno-psabi",
                            "-include", str(EMU / "kgen_emu.h"), "-I", str(EMU), "-x", "c++",
                            str(path), "-o", str(binary)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -131,7 +166,7 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
     values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
     (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
     grid, block, smem = launch.dims(values)
-    binary = build(source, spec, dtype, work, misaligned, launch)
+    binary = build(source, spec, dtype, work, misaligned, launch, values)
     files = []
     for t in spec.tensors:
         path = work / f"{binary.name}-{t.name}.bin"

@@ -1,4 +1,4 @@
-// CPU stand-in for cuda_bf16.h: the storage type and the two conversions the templates use.
+// CPU stand-in for cuda_bf16.h: the storage types and the conversions the templates use.
 #pragma once
 #include <string.h>
 struct __nv_bfloat16 {
@@ -20,4 +20,10 @@ inline __nv_bfloat16 __float2bfloat16_rn(float v) {
     h.bits = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // round to nearest even
   }
   return h;
+}
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+};
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
+  return {__float2bfloat16_rn(a), __float2bfloat16_rn(b)};
 }

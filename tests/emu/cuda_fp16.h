@@ -1,4 +1,4 @@
-// CPU stand-in for cuda_fp16.h: the storage type and the two conversions the templates use.
+// CPU stand-in for cuda_fp16.h: the storage types and the conversions the templates use.
 #pragma once
 #include <string.h>
 struct __half {
@@ -15,3 +15,7 @@ inline __half __float2half_rn(float v) {
   memcpy(&h.bits, &f, 2);
   return h;
 }
+struct __half2 {
+  __half x, y;
+};
+inline __half2 __floats2half2_rn(float a, float b) { return {__float2half_rn(a), __float2half_rn(b)}; }

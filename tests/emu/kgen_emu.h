@@ -10,6 +10,12 @@
 // variables are function statics; dynamic shared memory (`extern __shared__`, rewritten by
 // tests/emulate.py) is one buffer, filled with 0xFF (NaN) before each block so that a read before
 // a write shows.
+// The warp-specialized Hopper kernel cannot run in lockstep (its producer and consumers wait on
+// different things at once), so launch_async runs it another way: every thread of every CTA is a
+// coroutine at the same time, each CTA with its own poisoned shared memory, and a thread runs
+// until it must wait (a counted barrier, an mbarrier phase, a stream-K flag). The scheduler goes
+// round all threads; a round in which nothing happened (no arrival, no barrier passed, no flag,
+// no thread finished) while threads still wait is a deadlock, and fails.
 #pragma once
 #include <math.h>
 #include <stdint.h>
@@ -39,6 +45,7 @@ struct dim3 {
 struct uint4 {
   unsigned x, y, z, w;
 };
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 struct uint2 {
   unsigned x, y;
 };
@@ -51,10 +58,12 @@ namespace emu {
 inline dim3 tid, bid, bdim, gdim;
 struct Thread {
   ucontext_t ctx;
-  std::vector<char> stack;
+  char* stack = nullptr;  // malloc'ed, not zeroed: only the pages a thread uses get memory
   bool done = false;
   int at = -1;  // the barrier kind it waits at: 0 __syncthreads, 1 shuffle
+  int cta = 0;  // launch_async: its CTA (linear block index)
 };
+constexpr size_t STACK_BYTES = 256 * 1024;
 inline ucontext_t scheduler;
 inline std::vector<Thread> threads;
 inline int current = 0;
@@ -63,15 +72,62 @@ inline uint64_t slots[1024];
 inline std::vector<char> dynamic_smem;
 inline long spins = 0;
 
+// launch_async's state: a CTA's shared memory and named barriers (bar.sync ids; 0 is
+// __syncthreads), a cluster's barrier, and a count of everything that can end a wait.
+struct Cta {
+  std::vector<char> smem;
+  int arrived[16] = {}, generation[16] = {};
+};
+inline bool async_mode = false;
+inline std::vector<Cta> ctas;
+inline int cta = 0;           // the running thread's CTA
+inline int cluster_size = 1;  // CTAs per cluster along x
+inline std::vector<int> cluster_arrived, cluster_generation;
+inline long progress = 0;
+
+inline void yield() { swapcontext(&threads[current].ctx, &scheduler); }
+inline void fail(const char* what);
+// A barrier for `count` threads of this CTA: arrive, then wait until the last one has arrived.
+inline void counted_barrier(int id, int count) {
+  Cta& c = ctas[cta];
+  const int g = c.generation[id];
+  ++progress;
+  if (++c.arrived[id] == count) {
+    c.arrived[id] = 0;
+    ++c.generation[id];
+    return;
+  }
+  while (c.generation[id] == g) yield();
+}
+inline void cluster_barrier() {
+  const int k = cta / cluster_size;
+  const int g = cluster_generation[k];
+  ++progress;
+  if (++cluster_arrived[k] == cluster_size * (int)(bdim.x * bdim.y * bdim.z)) {
+    cluster_arrived[k] = 0;
+    ++cluster_generation[k];
+    return;
+  }
+  while (cluster_generation[k] == g) yield();
+}
+
 inline void barrier(int kind) {
+  if (async_mode) {
+    if (kind != 0) fail("shuffles are not emulated in launch_async");
+    counted_barrier(0, (int)(bdim.x * bdim.y * bdim.z));
+    return;
+  }
   threads[current].at = kind;
   swapcontext(&threads[current].ctx, &scheduler);
 }
+// Dynamic shared memory as the kernel sees it (tests/emulate.py rewrites `extern __shared__`).
+inline char* smem_base() { return async_mode ? ctas[cta].smem.data() : dynamic_smem.data(); }
 inline int linear() { return (int)(tid.x + bdim.x * (tid.y + bdim.y * tid.z)); }
 
 inline void entry() {
   kernel();
   threads[current].done = true;
+  ++progress;
 }
 
 inline void fail(const char* what) {
@@ -86,8 +142,8 @@ inline void run_block(int count) {
     t.done = false;
     t.at = -1;
     getcontext(&t.ctx);
-    t.ctx.uc_stack.ss_sp = t.stack.data();
-    t.ctx.uc_stack.ss_size = t.stack.size();
+    t.ctx.uc_stack.ss_sp = t.stack;
+    t.ctx.uc_stack.ss_size = STACK_BYTES;
     t.ctx.uc_link = &scheduler;
     makecontext(&t.ctx, entry, 0);
   }
@@ -119,7 +175,7 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
   if (count > 1024) fail("more than 1024 threads per block");
   if ((int)threads.size() < count) threads.resize(count);
   for (auto& t : threads)
-    if (t.stack.empty()) t.stack.resize(256 * 1024);
+    if (!t.stack) t.stack = (char*)malloc(STACK_BYTES);
   kernel = fn;
   const char* smem = getenv("KGEN_SMEM");
   dynamic_smem.assign(smem ? (size_t)atol(smem) : 0, 0);
@@ -131,6 +187,56 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
         bid = {(unsigned)x, (unsigned)y, (unsigned)z};
         run_block(count);
       }
+}
+
+// Every thread of the grid at once (see the top of this file); a 1-D grid of clusters of
+// `cluster` CTAs; `smem_bytes` of dynamic shared memory per CTA, filled with 0xFF.
+inline void launch_async(dim3 grid, dim3 block, int cluster, size_t smem_bytes,
+                         std::function<void()> fn) {
+  const int per_cta = (int)(block.x * block.y * block.z);
+  const int nctas = (int)(grid.x * grid.y * grid.z);
+  if (per_cta > 1024) fail("more than 1024 threads per block");
+  if (grid.y != 1 || grid.z != 1 || nctas % cluster) fail("launch_async: a 1-D grid of clusters");
+  async_mode = true;
+  kernel = fn;
+  bdim = block;
+  gdim = grid;
+  cluster_size = cluster;
+  ctas.assign(nctas, Cta{});
+  for (auto& c : ctas) c.smem.assign(smem_bytes, (char)0xFF);
+  cluster_arrived.assign(nctas / cluster, 0);
+  cluster_generation.assign(nctas / cluster, 0);
+  threads.resize((size_t)nctas * per_cta);
+  for (size_t i = 0; i < threads.size(); ++i) {
+    Thread& t = threads[i];
+    if (!t.stack) t.stack = (char*)malloc(STACK_BYTES);
+    t.done = false;
+    t.cta = (int)(i / per_cta);
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = t.stack;
+    t.ctx.uc_stack.ss_size = STACK_BYTES;
+    t.ctx.uc_link = &scheduler;
+    makecontext(&t.ctx, entry, 0);
+  }
+  for (;;) {
+    const long before = progress;
+    int live = 0;
+    for (size_t i = 0; i < threads.size(); ++i) {
+      if (threads[i].done) continue;
+      ++live;
+      current = (int)i;
+      cta = threads[i].cta;
+      const int l = (int)(i % per_cta);
+      tid = {(unsigned)l % bdim.x, (unsigned)l / bdim.x % bdim.y, (unsigned)l / (bdim.x * bdim.y)};
+      bid = {(unsigned)cta, 0, 0};
+      swapcontext(&scheduler, &threads[i].ctx);
+    }
+    if (!live) return;
+    if (progress == before) {
+      fprintf(stderr, "emu: deadlock: %d threads wait and none can go on\n", live);
+      exit(3);
+    }
+  }
 }
 }  // namespace emu
 
@@ -166,15 +272,21 @@ template <class R> inline R __ldcg(const R* p) { return *p; }
 template <class R> inline void __stcg(R* p, R v) { *p = v; }
 inline void __threadfence() {}
 inline void __nanosleep(unsigned) {
+  if (emu::async_mode) return emu::yield();  // launch_async: other CTAs run meanwhile
   if (++emu::spins > 1000) emu::fail("a wait that never ends (a stream-K flag never came up)");
 }
 inline unsigned atomicExch(unsigned* p, unsigned v) {
   const unsigned old = *p;
   *p = v;
+  ++emu::progress;
   return old;
 }
 inline unsigned atomicCAS(unsigned* p, unsigned expected, unsigned v) {
   const unsigned old = *p;
-  if (old == expected) *p = v;
+  if (old == expected) {
+    *p = v;
+    ++emu::progress;
+  }
   return old;
 }
+template <class R> inline R __ldg(const R* p) { return *p; }

@@ -138,6 +138,7 @@ static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
 // ------------------------------------------------------------------------------------------
 // PTX wrappers
 // ------------------------------------------------------------------------------------------
+// ---- kgen:ptx begin (tests/emulate.py puts tests/emu/hopper.h here: the CPU emulator) ----
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -378,6 +379,7 @@ __device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_
       : "memory");
 }
 // ---- generated wgmma wrappers end ----
+// ---- kgen:ptx end ----
 
 // m64nBNk16 (a template so that only the BN in use is instantiated).
 template <int N_>

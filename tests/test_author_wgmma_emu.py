@@ -1,0 +1,122 @@
+"""The Hopper wgmma gemm kernels compute C = A @ B on the CPU emulator (tests/emulate.py with
+tests/emu/hopper.h: every thread of the grid a coroutine, mbarriers with phases and transaction
+bytes, TMA with the 128-byte swizzle and zero fill, wgmma from decoded shared-memory descriptors,
+run as late as wgmma.wait_group allows; AddressSanitizer on every buffer; 3 SMs), against numpy
+in float64 with the spec's tolerances. No GPU: CI checks the template's descriptors and swizzle,
+its mbarrier ring, stream-K hand-offs, cluster multicast and both epilogues at sizes that are
+not multiples of any tile, and that the checks fail for kernels broken on purpose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from emulate import EMULATED_SMS, HAVE_GXX, run, stored
+
+from kgen.arch import parse_arch
+from kgen.author.space import default, problems
+from kgen.author.wgmma import WgmmaParams, render
+from kgen.ops import load_op
+
+SPEC = load_op("gemm")
+SM90A = parse_arch("sm_90a", check_nvcc=False)
+DEFAULT = default(SM90A, "bfloat16")
+emulator = pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+
+
+def max_error(source: str, dtype: str, m: int, n: int, k: int, work: Path,
+              misaligned: bool = False) -> float:
+    """The largest error beyond the spec's tolerance (0 where every element is within)."""
+    rng = np.random.default_rng(m * 7 + n * 3 + k)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    (c,) = run(source, SPEC, dtype, {"M": m, "N": n, "K": k}, {"A": a, "B": b}, work,
+               misaligned).values()
+    ref = stored(a, dtype) @ stored(b, dtype)
+    tol = SPEC.dtypes[dtype]
+    excess = np.abs(c - ref) - (tol.atol + tol.rtol * np.abs(ref))
+    return float(np.nan_to_num(excess, nan=np.inf).max(initial=0.0).clip(min=0.0))
+
+
+# Sizes for 128x256 tiles on 3 emulated SMs (TMA needs K % 8 == 0 and N % 8 == 0; otherwise the
+# kernel's guarded loads fill the same swizzled layout).
+SIZES = [
+    (1, 1, 1),        # one element: guarded loads, a tile that is almost all edge
+    (130, 260, 37),   # guarded loads, ragged M, N and K
+    (192, 320, 200),  # TMA; 4 tiles on 3 CTAs: stream-K cuts the one left over
+    (257, 520, 136),  # TMA, ragged M and N, a partial last k-block; 9 tiles, three whole rounds
+]
+
+
+def test_the_default_is_what_these_tests_run():
+    assert DEFAULT == WgmmaParams(stages=3, epi=1, sk=1)
+    assert EMULATED_SMS == 3
+
+
+@emulator
+@pytest.mark.parametrize("m, n, k", SIZES)
+def test_the_default_kernel_computes_gemm(tmp_path, m, n, k):
+    assert max_error(render(DEFAULT, "bfloat16"), "bfloat16", m, n, k, tmp_path) == 0.0
+
+
+@emulator
+def test_float16_and_misaligned_operands(tmp_path):
+    """Operands one element off 16-byte alignment: zero tensor maps, the guarded loads and the
+    register epilogue's scalar stores."""
+    source = render(DEFAULT, "float16")
+    assert max_error(source, "float16", 257, 520, 136, tmp_path) == 0.0
+    assert max_error(source, "float16", 130, 264, 64, tmp_path, misaligned=True) == 0.0
+
+
+@emulator
+@pytest.mark.parametrize("params", [
+    WgmmaParams(sk=1),                                  # register epilogue, 4 stages
+    WgmmaParams(stages=3, epi=1, cluster=2),            # clusters of 2 multicasting B
+    WgmmaParams(bn=128, stages=5, epi=1, sk=1),         # m64n128 wgmmas
+    WgmmaParams(bm=64, consumers=1, stages=4, epi=1, sk=1),  # one consumer warpgroup
+], ids=["register-epilogue", "cluster-2", "bn-128", "one-consumer"])
+@pytest.mark.parametrize("m, n, k", SIZES[1:])
+def test_other_configurations_compute_gemm(tmp_path, params, m, n, k):
+    assert not problems(params, SM90A, "bfloat16")
+    assert max_error(render(params, "bfloat16"), "bfloat16", m, n, k, tmp_path) == 0.0
+
+
+# The checks can fail: each kernel below is broken on purpose.
+
+def _broken(old: str, new: str, params: WgmmaParams = DEFAULT) -> str:
+    source = render(params, "bfloat16")
+    assert source.count(old) == 1
+    return source.replace(old, new)
+
+
+@emulator
+def test_a_b_descriptor_with_its_strides_swapped_is_caught(tmp_path):
+    source = "#define KGEN_DIAG_SWAP_B 1\n" + render(DEFAULT, "bfloat16")
+    assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) > 1.0
+
+
+@emulator
+def test_a_stage_released_before_its_wgmmas_are_waited_for_is_caught(tmp_path):
+    """Handing a stage back before wgmma.wait_group: the producer refills it while the wgmmas
+    that read it are still pending."""
+    source = _broken("          wgmma_wait<1>();\n          if (lt == 0) {",
+                     "          if (lt == 0) {")
+    source = source.replace("        prev = s;\n", "        wgmma_wait<1>();\n        prev = s;\n")
+    assert max_error(source, "bfloat16", 192, 320, 512, tmp_path) > 1.0
+
+
+@emulator
+def test_a_stream_k_owner_that_skips_its_contributors_is_caught(tmp_path):
+    source = _broken(
+        "for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, wg, lt);", "")
+    assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) > 1.0
+
+
+@emulator
+def test_a_producer_waiting_on_the_wrong_phase_is_a_deadlock(tmp_path):
+    source = _broken("mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too\n"
+                     "            mbar_arrive_expect_tx",
+                     "mbar_wait(empty(s), ph);\n            mbar_arrive_expect_tx")
+    with pytest.raises(AssertionError, match="deadlock"):
+        max_error(source, "bfloat16", 192, 320, 200, tmp_path)

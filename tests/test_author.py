@@ -543,11 +543,13 @@ def test_simt_stream_k_is_correct_where_it_cuts_tiles():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cluster", [1, 2])
+@pytest.mark.parametrize("changes", [{}, {"cluster": 2}, {"bn": 128, "stages": 5, "pp": 1}],
+                         ids=["default", "cluster-2", "ping-pong"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, cluster):
+def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, changes):
     """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads), for
-    the default and the same with clusters of 2 (multicast B, cross-CTA stage release)."""
+    the default, the same with clusters of 2 (multicast B, cross-CTA stage release), and ping-pong
+    consumers with 128x128 tiles (taking turns with whole tiles)."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
@@ -555,7 +557,9 @@ def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, cluster):
     if found is None or found[1].major_minor != 90:
         pytest.skip("needs an sm_90 GPU")
     target = arch("sm_90a")
-    source = render(dataclasses.replace(default(target, dtype), cluster=cluster), dtype)
+    params = gemm_space.settled(dataclasses.replace(default(target, dtype), **changes))
+    assert not problems(params, target, dtype)
+    source = render(params, dtype)
     contract, _ = parse_contract(source, SPEC)
     compiled = compile_source(source, target)
     options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)

@@ -82,6 +82,28 @@ def test_other_configurations_compute_gemm(tmp_path, params, m, n, k):
     assert max_error(render(params, "bfloat16"), "bfloat16", m, n, k, tmp_path) == 0.0
 
 
+PING_PONG = WgmmaParams(bn=128, stages=5, epi=1, sk=1, pp=1)
+
+
+@emulator
+@pytest.mark.parametrize("params", [
+    PING_PONG,
+    WgmmaParams(bm=64, stages=4, epi=1, sk=1, pp=1),       # 64x256 tiles
+    WgmmaParams(bn=128, stages=4, sk=1, pp=1),             # register epilogue
+    WgmmaParams(bn=128, stages=4, epi=1, cluster=2, pp=1),  # clusters of 2
+], ids=["128x128", "64x256", "register-epilogue", "cluster-2"])
+@pytest.mark.parametrize("m, n, k", [
+    *SIZES[1:],
+    (250, 250, 520),   # 4 tiles of 128x128 on 3 CTAs: stream-K cuts the one left over
+    (640, 384, 512),   # 15 tiles: each consumer a whole unit ahead of the other's stages
+])
+def test_ping_pong_consumers_compute_gemm(tmp_path, params, m, n, k):
+    """Consumers taking turns with whole tiles, each stepping its ring position over the
+    other's stages."""
+    assert not problems(params, SM90A, "bfloat16")
+    assert max_error(render(params, "bfloat16"), "bfloat16", m, n, k, tmp_path) == 0.0
+
+
 # The checks can fail: each kernel below is broken on purpose.
 
 def _broken(old: str, new: str, params: WgmmaParams = DEFAULT) -> str:
@@ -109,7 +131,8 @@ def test_a_stage_released_before_its_wgmmas_are_waited_for_is_caught(tmp_path):
 @emulator
 def test_a_stream_k_owner_that_skips_its_contributors_is_caught(tmp_path):
     source = _broken(
-        "for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, wg, lt);", "")
+        "for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);",
+        "")
     assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) > 1.0
 
 
@@ -120,3 +143,13 @@ def test_a_producer_waiting_on_the_wrong_phase_is_a_deadlock(tmp_path):
                      "mbar_wait(empty(s), ph);\n            mbar_arrive_expect_tx")
     with pytest.raises(AssertionError, match="deadlock"):
         max_error(source, "bfloat16", 192, 320, 200, tmp_path)
+
+
+@emulator
+def test_ping_pong_main_loops_that_do_not_take_turns_are_caught(tmp_path):
+    """Without the order barriers a consumer runs a whole unit ahead and takes a stage's stale
+    mbarrier phase (same parity, two phases back) for the one it needs: the first version of
+    the ping-pong kernel, as the emulator found it."""
+    source = _broken("if (waits >= 0) mbar_wait(order(wg), waits & 1);", "(void)waits;",
+                     PING_PONG)
+    assert max_error(source, "bfloat16", 640, 384, 512, tmp_path) > 1.0

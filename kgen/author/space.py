@@ -32,7 +32,7 @@ MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
 # registers) and spill beyond (128x64x64 2x1: 24 loads); 128x32 warp tiles need 248 + loads.
 MMA_PIPE_LIMIT = 248
 WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consumers": (1, 2),
-              "cluster": (1, 2), "group": (1, 8, 16), "epi": (0, 1)}
+              "cluster": (1, 2), "group": (1, 8, 16), "epi": (0, 1), "pp": (0, 1)}
 # wgmma's sk (stream-K for the tiles of a last, partial round) is not searched but follows the
 # cluster (`settled`): the cost model does not see sizes, and at gemm's bench sizes on 132 SMs it
 # cuts nothing (the leftover tiles are more than half the SMs), so sk=0 would time the same
@@ -151,7 +151,9 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
     out = []
     if "wgmma" not in templates_for(arch, dtype):
         out.append(f"wgmma needs sm_90a and float16/bfloat16 (not {dtype} on {arch.name})")
-    if p.bm % (64 * p.consumers) or p.bn % 64:
+    if p.pp and p.consumers != 2:
+        out.append("ping-pong is two consumer warpgroups taking turns")
+    if p.bm % (64 * (1 if p.pp else p.consumers)) or p.bn % 64:
         out.append("each consumer warpgroup needs whole m64 row blocks and 64-column B chunks")
     elif p.acc_per_thread > 128:
         out.append(f"{p.acc_per_thread} accumulators per thread would exceed the register cap")
@@ -246,7 +248,7 @@ _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?
 _WGMMA_CHOICES = re.compile(r"template=wgmma tile=(?P<bm>\d+)x(?P<bn>\d+)x64 "
                             r"consumers=(?P<consumers>\d+) stages=(?P<stages>\d+) "
                             r"cluster=(?P<cluster>\d+) group=(?P<group>\d+) epi=(?P<epi>\d+)"
-                            r"(?: sk=(?P<sk>\d+))?")
+                            r"(?: sk=(?P<sk>\d+))?(?: pp=(?P<pp>\d+))?")
 
 
 def parse_choices(text: str) -> Params | None:

@@ -2,8 +2,9 @@
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
 clusters of 2 along M multicasting B, optional stream-K for a last, partial round of tiles (each
-cut along K over about 4 CTAs, partial sums passed through a static workspace), float16/bfloat16
-on sm_90a only.
+cut along K over about 4 CTAs, partial sums passed through a static workspace), optional
+ping-pong consumers (each with whole tiles, taking turns, so one's epilogue overlaps the other's
+main loop), float16/bfloat16 on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same
 kernel: kgen passes zero tensor maps there (tmap optional=1) and the kernel loads through its
@@ -30,6 +31,7 @@ class WgmmaParams:
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
     sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (clusters of 1 only)
+    pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
 
     template = "wgmma"
     bk = BK
@@ -41,18 +43,18 @@ class WgmmaParams:
     @property
     def smem_bytes(self) -> int:
         """Dynamic shared memory as the template lays it out (1024 B alignment slack, barriers)."""
-        epi = self.bm * self.bn * 2 if self.epi else 0
+        epi = self.bm * self.bn * 2 * (self.consumers if self.pp else 1) if self.epi else 0
         return 1024 + self.stages * (self.bm * BK + BK * self.bn) * 2 + epi + 256
 
     @property
     def acc_per_thread(self) -> int:
-        return (self.bm // self.consumers // 64) * (self.bn // 2)
+        return (self.bm // (1 if self.pp else self.consumers) // 64) * (self.bn // 2)
 
     @property
     def choices(self) -> str:
         return (f"template=wgmma tile={self.bm}x{self.bn}x{BK} consumers={self.consumers} "
                 f"stages={self.stages} cluster={self.cluster} group={self.group} "
-                f"epi={self.epi} sk={self.sk}")
+                f"epi={self.epi} sk={self.sk}" + (" pp=1" if self.pp else ""))
 
 
 _TYPES = {
@@ -79,7 +81,8 @@ def render(p: WgmmaParams, dtype: str) -> str:
     cluster = f"clusters of {p.cluster} along M multicasting B" if p.cluster > 1 else "no cluster"
     about = (f"Hopper gemm: wgmma m64n{p.bn}k16 fed by TMA (128B swizzle), block tile "
              f"{p.bm}x{p.bn}x{BK}, 1 producer + {p.consumers} consumer warpgroups "
-             f"(setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
+             f"({'taking turns with whole tiles (ping-pong), ' if p.pp else ''}"
+             f"setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
              f"(group {p.group}), {cluster}, "
              f"{'stream-K for a last partial round, ' if p.sk else ''}"
              f"{'TMA-store' if p.epi else 'register'} epilogue; "
@@ -92,7 +95,7 @@ def render(p: WgmmaParams, dtype: str) -> str:
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {BK}, STAGES = {p.stages};\n"
               f"#define WS 1\n#define CLUSTER_M {p.cluster}\n"
               f"constexpr int CONSUMERS = {p.consumers};\nconstexpr int GROUP_M = {p.group};\n"
-              f"constexpr int EPI = {p.epi};\n#define SK {p.sk}\n"
+              f"constexpr int EPI = {p.epi};\n#define SK {p.sk}\n#define PP {p.pp}\n"
               "constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;\n")
     return (contract_header("gemm", dtype, p.choices, launch_line(p, name), about)
             + fill("gemm_wgmma", params, name))

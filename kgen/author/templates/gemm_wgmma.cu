@@ -19,6 +19,15 @@
 //     chunks into both CTAs); consumers release a stage to every CTA of the cluster; with SK = 1
 //     (clusters of 1), the tiles of a last, partial round are cut along K over about 4 CTAs each,
 //     partial sums passed through a static workspace (see "The work of one persistent CTA").
+//     PP = 1 (ping-pong): the consumers take turns instead of sharing each tile: each owns whole
+//     BM x BN tiles (BM = 64 or 128 with BN = 256 / 128: 128 accumulators), the CTA's units going
+//     to consumer 0, 1, 0, ... One consumer's epilogue (stores, stream-K hand-off) then overlaps
+//     the other's main loop, where with PP = 0 both stop issuing wgmma for it. The producer is
+//     unchanged: it fills the ring with every unit's k-blocks in order, and each consumer steps
+//     its ring position over the other's. The main loops take turns in unit order (two "order"
+//     mbarriers): a consumer may wait on a stage only once the previous unit's loads into it
+//     have been waited for, because an mbarrier's parity tells apart only adjacent phases (one
+//     consumer running a whole unit ahead would take a stale phase for the one it needs).
 //   WS = 0 (the simple fallback): one warpgroup (128 threads) that both issues TMA (thread 0)
 //     and runs the wgmmas; a STAGES-deep ring of full[] mbarriers only; no cluster, no setmaxnreg.
 //   Loads: TMA (cp.async.bulk.tensor.2d, SWIZZLE_128B) when the host says so (flags bit 0).
@@ -48,6 +57,7 @@
 //           cdiv(N,BN). WS = 0: cdiv(M,BM) * cdiv(N,BN) (it loops too, any grid works).
 //           The cluster shape is compiled in (__cluster_dims__), so a plain cuLaunchKernel works.
 //   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2 + (EPI ? BM*BN*2 : 0) + 256
+//           (PP = 1 with EPI: a BM*BN*2 staging tile per consumer)
 //           (set the function's max dynamic smem attribute first; 197,888 B for 128x256x64 with
 //           4 stages and EPI = 0; 214,272 B for 3 stages and EPI = 1; the limit is 232,448).
 //   flags (computed in the kernel from K, N and the pointers): bit 0 = 1: A and B come through
@@ -82,7 +92,7 @@
 //     LBO = byte distance between 64-column chunks = BK*128 = 8192, SBO = byte distance between
 //     8-row groups along K = 1024; the k16 step kk adds kk*16 rows*128 B = kk*2048 bytes.
 //   EPI = 1: C staging tile, BM*BN*2 bytes (per MMA warpgroup MSUB x BN/64 blocks of 64x64).
-//   then full[STAGES], empty[STAGES] mbarriers (8 bytes each).
+//   then full[STAGES], empty[STAGES] mbarriers (8 bytes each), and (PP = 1) order[2].
 //
 // ---- kgen:params begin (replaced by the builtin author; defaults let the file compile alone) ----
 #include <cuda_bf16.h>
@@ -99,6 +109,7 @@ constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM /
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
 constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
 #define SK 0                     // 1: a last, partial round's tiles cut along K (clusters of 1)
+#define PP 0                     // 1: consumers take turns, each with whole tiles (WS = 1 only)
 constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when CONSUMERS >= 2)
 #define KGEN_KERNEL gemm_wgmma_bf16
 // ---- kgen:params end ----
@@ -106,7 +117,7 @@ constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when C
 #include <stdint.h>
 
 constexpr int THREADS = WS ? 128 * (1 + CONSUMERS) : 128;
-constexpr int MMA_WGS = WS ? CONSUMERS : 1;  // warpgroups that issue wgmma
+constexpr int MMA_WGS = WS && !PP ? CONSUMERS : 1;  // warpgroups that share one tile
 constexpr int WG_M = BM / MMA_WGS;           // rows of the block tile per MMA warpgroup
 constexpr int MSUB = WG_M / 64;              // m64 row blocks per MMA warpgroup
 constexpr int NCHUNK = BN / 64;              // 64-column (128-byte) chunks of a B stage
@@ -114,7 +125,8 @@ constexpr int ACC_N = BN / 2;                // f32 accumulator registers per m6
 constexpr int A_STAGE_BYTES = BM * BK * 2;
 constexpr int B_CHUNK_BYTES = BK * 128;
 constexpr int B_STAGE_BYTES = NCHUNK * B_CHUNK_BYTES;
-constexpr int C_TILE_BYTES = EPI ? BM * BN * 2 : 0;  // EPI = 1: staging tile for the TMA store
+// EPI = 1: staging for the TMA store, WG_M x BN per consumer (PP: a whole tile each)
+constexpr int C_TILE_BYTES = EPI ? (WS ? CONSUMERS : 1) * WG_M * BN * 2 : 0;
 constexpr int SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_TILE_BYTES + 256;
 
 static_assert(sizeof(T) == 2, "16-bit types only");
@@ -134,6 +146,7 @@ static_assert(REG_PRODUCER % 8 == 0 && REG_CONSUMER % 8 == 0 && REG_PRODUCER >= 
 static_assert(SMEM_BYTES <= 232448, "dynamic shared memory above the 227 KB per-block limit");
 static_assert(EPI == 0 || EPI == 1, "EPI: 0 or 1");
 static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
+static_assert(PP == 0 || (PP == 1 && WS == 1 && CONSUMERS == 2), "PP: two consumers of WS = 1");
 
 // ------------------------------------------------------------------------------------------
 // PTX wrappers
@@ -445,7 +458,8 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 // (t = c, c + G, ...). SK = 1 (stream-K, clusters of 1 only) cuts the tiles of a last, partial
 // round along K where few are left over (SK_SPREAD 0: about SK_PIECES CTAs each), partial sums
 // passed between CTAs through a static workspace: slot = the contributor's CTA, one slot per
-// consumer warpgroup. The workspace is a static __device__ array (zero at module load; 128 KB per
+// consumer warpgroup (PP = 1: one, the whole tile, whichever consumer had the piece). The
+// workspace is a static __device__ array (zero at module load; 128 KB per
 // CTA slot for 128x256, 20 MiB in all), so the launch contract needs no extra buffer, and every
 // flag is down again when a launch ends. Two launches of one module must not run at once (they
 // would share the workspace); kgen launches one at a time.
@@ -455,21 +469,23 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average, where few tiles are left over
 #define SK_SPREAD 0  // see streamk.cuh
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
+constexpr int SK_SUBS = PP ? 1 : CONSUMERS;  // partial tiles per slot, WG_M x BN each
 __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
-__device__ unsigned kgen_sk_flag[SK_SLOTS * CONSUMERS];
+__device__ unsigned kgen_sk_flag[SK_SLOTS * SK_SUBS];
 #else
 #define KGEN_STREAM_K 0
 #endif
 #include "streamk.cuh"
 
 #if KGEN_STREAM_K
-// Contributor: this warpgroup's partial accumulators -> workspace slot `slot`, then its flag up.
-// Each thread writes its own registers in order, so the owner's same thread reads them back
-// without any fragment arithmetic (and every access is a coalesced 16-byte one).
-__device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int slot, int wg,
-                                           int lt) {
+// Contributor: this warpgroup's partial accumulators -> workspace slot `slot`, part `sub`, then
+// its flag up. Each thread writes its own registers in order, so the owner's same thread reads
+// them back without any fragment arithmetic (and every access is a coalesced 16-byte one).
+// wg: the calling warpgroup (for its named barrier).
+__device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int slot, int sub,
+                                           int wg, int lt) {
   float4* w =
-      kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
+      kgen_sk_work + static_cast<size_t>(slot * SK_SUBS + sub) * (MSUB * ACC_N / 4) * 128 + lt;
 #pragma unroll
   for (int i = 0; i < MSUB; ++i)
 #pragma unroll
@@ -478,14 +494,15 @@ __device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int 
              make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
   __threadfence();  // each thread's stores are visible device-wide before the flag goes up
   named_bar_sync(3 + wg, 128);
-  if (lt == 0) sk_raise(&kgen_sk_flag[slot * CONSUMERS + wg]);
+  if (lt == 0) sk_raise(&kgen_sk_flag[slot * SK_SUBS + sub]);
 }
 // Owner: wait for one contributor's flag (and lower it for the next launch), add its partial.
-__device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int wg, int lt) {
-  if (lt == 0) sk_wait(&kgen_sk_flag[slot * CONSUMERS + wg]);
+__device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int sub, int wg,
+                                          int lt) {
+  if (lt == 0) sk_wait(&kgen_sk_flag[slot * SK_SUBS + sub]);
   named_bar_sync(3 + wg, 128);
   const float4* w =
-      kgen_sk_work + static_cast<size_t>(slot * CONSUMERS + wg) * (MSUB * ACC_N / 4) * 128 + lt;
+      kgen_sk_work + static_cast<size_t>(slot * SK_SUBS + sub) * (MSUB * ACC_N / 4) * 128 + lt;
 #pragma unroll
   for (int i = 0; i < MSUB; ++i)
 #pragma unroll
@@ -646,6 +663,9 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
   auto sB = [&](int s) { return sB0 + s * B_STAGE_BYTES; };
   auto full = [&](int s) { return bar0 + 8 * s; };
   [[maybe_unused]] auto empty = [&](int s) { return bar0 + 8 * (STAGES + s); };
+  // PP = 1: order(c) completes a phase when the other consumer's main loop has passed its last
+  // full-stage wait; consumer c waits on it before each of its main loops but the CTA's first.
+  [[maybe_unused]] auto order = [&](int c) { return bar0 + 8 * (2 * STAGES + c); };
 
   const bool use_tma = (flags & 1) != 0;
   const bool tma_epi = EPI == 1 && (flags & 2) != 0;
@@ -663,8 +683,11 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
 #pragma unroll 1
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), use_tma ? 1u : 128u);  // non-TMA: all producer threads arrive
-      mbar_init(empty(s), CONSUMERS * CLUSTER_M);
+      mbar_init(empty(s), (PP ? 1 : CONSUMERS) * CLUSTER_M);  // PP: one consumer per stage
     }
+    if (PP)
+#pragma unroll 1
+      for (int c = 0; c < CONSUMERS; ++c) mbar_init(order(c), 128);
     fence_mbarrier_init();
   }
   if constexpr (CLUSTER_M > 1) cluster_sync();
@@ -736,13 +759,26 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
     // ---------------------------------- consumers ----------------------------------
     if constexpr (CONSUMERS >= 2) setmaxnreg_inc<REG_CONSUMER>();
     const int wg = wgi - 1, lt = threadIdx.x & 127;
+    const int row_off = PP ? 0 : wg * WG_M;  // this warpgroup's first row of the tile
     float acc[MSUB][ACC_N];
     int s = 0;
     uint32_t ph = 0;
     Schedule work(ntiles, nkb, cid, ncl);
     int t, kb0, kb1;
+    [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
 #pragma unroll 1
     while (work.next(t, kb0, kb1)) {
+      if (PP) {
+        if (unit++ % CONSUMERS != wg) {
+          // The other consumer's unit: step over its k-blocks' stages.
+          const int at = s + (kb1 - kb0);
+          ph ^= (at / STAGES) & 1;
+          s = at % STAGES;
+          continue;
+        }
+        const int waits = turn++ - (wg == 0);  // consumer 0's first main loop goes first
+        if (waits >= 0) mbar_wait(order(wg), waits & 1);
+      }
       int tmc, tn;
       tile_coords(t, ctiles_m, tiles_n, tmc, tn);
       const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
@@ -753,7 +789,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(full(s), ph);
         wgmma_fence();
-        mma_kblock(acc, sA(s) + wg * WG_M * 128, sB(s));
+        mma_kblock(acc, sA(s) + row_off * 128, sB(s));
         wgmma_commit();
         if (kb > kb0) {
           // The previous k-block's wgmmas are done: hand its stage back to the producer(s).
@@ -769,6 +805,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
         prev = s;
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
+      if (PP) mbar_arrive(order(wg ^ 1));  // the other consumer's main loop may start
       wgmma_wait<0>();
       fence_acc(acc);
       if (lt == 0) {
@@ -780,19 +817,21 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       }
 #if KGEN_STREAM_K
       if (kb1 - kb0 < nkb) {  // a piece of a cut tile: slots are named by the contributor's CTA
+        // A CTA publishes at most one piece (its first cut unit), so with PP the slot's one
+        // part is the tile's, whichever consumer had it.
         if (kb0 > 0) {
-          sk_publish(acc, cid, wg, lt);
+          sk_publish(acc, cid, PP ? 0 : wg, wg, lt);
           continue;
         }
         const int last = work.contributors_end(t, cid);
 #pragma unroll 1
-        for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, wg, lt);
+        for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);
       }
 #endif
       if (tma_epi)
-        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + wg * WG_M, n0, M, N, lt, 1 + wg);
+        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
       else
-        store_tile(acc, C, m0 + wg * WG_M, n0, M, N, lt);
+        store_tile(acc, C, m0 + row_off, n0, M, N, lt);
     }
     if (tma_epi && lt == 0) bulk_wait0();  // stores done before the CTA (and its smem) goes away
   }

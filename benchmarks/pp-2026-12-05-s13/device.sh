@@ -18,3 +18,23 @@ if [ "$what" = pp ]; then
     --set "bn=128 stages=5 pp=1" --set "bm=64 stages=4 pp=1" --set "bn=128 stages=5" \
     --json "$OUT/pp-bf16.json" 2>&1 | tee "$OUT/pp-bf16.log"
 fi
+if [ "$what" = wide ]; then
+  # The wgmma default against the same with SK_WIDE 1 (stream-K also cuts a last round that is
+  # over half full, over every CTA), bfloat16 at gemm's bench sizes, cuBLAS interleaved.
+  python3 - "$OUT" <<'PY'
+import sys
+from kgen.arch import parse_arch
+from kgen.author import space
+p = space.default(parse_arch("sm_90a"), "bfloat16")
+source = space.render(p, "bfloat16")
+open(f"{sys.argv[1]}/wgmma-default.cu", "w").write(source)
+wide = source.replace("#define SK_SPREAD 0", "#define SK_SPREAD 0\n#define SK_WIDE 1")
+assert wide != source
+open(f"{sys.argv[1]}/wgmma-wide.cu", "w").write(wide)
+PY
+  for v in default wide default wide; do
+    echo "== bench $v"
+    timeout 120 python3 -m kgen bench "$OUT/wgmma-$v.cu" --arch sm_90a --no-profile 2>&1 \
+      | tail -6 | tee -a "$OUT/bench-$v.txt"
+  done
+fi

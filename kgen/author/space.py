@@ -76,8 +76,14 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
             MmaParams(64, 64, 32, 2, 2, 3)),
     # simt: 128x256x16 (49.7 KB of dynamic shared memory) was the fastest SIMT configuration at
     # all three bench sizes on the H200, ahead of the search's former best 256x128x8
-    # (benchmarks/h200-2026-12-03-s4/simt-configs.log).
-    "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4),
+    # (benchmarks/h200-2026-12-03-s4/simt-configs.log). Its persistent stream-K form (sk=1, with
+    # the twelfth session's main loop) leads: on the H200 (2026-12-05, same call) it ran 2.885 /
+    # 22.85 / 1.363 ms at 4096^3 / 8192^3 / 3000x5000x2000 against the one-tile grid's 2.902 /
+    # 23.04 / 1.451 ms (0.93x / 0.94x / 1.01x of cuBLAS), and 1.4% slower per tile where nothing
+    # is cut (4224x4096x4096: 2.957 against 2.917 ms; its first version was 7% slower there)
+    # (benchmarks/pp-2026-12-05-s13/device-f32-sizes/).
+    "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4, sk=1), SimtParams(128, 256, 16, 8, 16, 2, 4),
+             SimtParams(128, 128, 8, 8, 8, 2, 4),
              SimtParams(128, 128, 8, 8, 8, 2, 1), SimtParams(64, 64, 16, 4, 4, 2, 1)),
     # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16,
     # persistent in groups of 8 tile rows, with the TMA-store epilogue (3 stages: 209 KiB). On the

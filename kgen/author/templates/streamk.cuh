@@ -29,6 +29,9 @@
 // waits cannot deadlock while every CTA is resident (a persistent grid of at most one CTA per SM
 // is).
 #pragma once
+#ifndef SK_WIDE
+#define SK_WIDE 0  // SK_SPREAD = 0: 1 also cuts a last round over half full, over all G CTAs
+#endif
 
 struct Schedule {
   int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
@@ -52,6 +55,12 @@ struct Schedule {
       cut = left;
       users = cut * min(SK_PIECES, g / cut);
     }
+#if SK_WIDE
+    else if (left) {  // more than half a round left over: cut it over every CTA
+      cut = left;
+      users = g;
+    }
+#endif
 #endif
 #endif
     whole = ntiles - cut;

@@ -383,3 +383,31 @@ def test_wait_times_out_on_a_kernel_that_never_ends(monkeypatch):
     assert time.monotonic() - start < 3
     _fake_cupy(monkeypatch, _FakeRuntime([NOT_READY, 0]))
     wait("the kernel", timeout_s=5)  # finished: no verdict
+
+
+class _Function:
+    """A stand-in for a cupy function: its static shared bytes, and the opt-in the launcher sets."""
+
+    def __init__(self, static: int) -> None:
+        self.shared_size_bytes = static
+        self.max_threads_per_block = 1024
+        self.max_dynamic_shared_size_bytes = 0
+
+
+@pytest.mark.parametrize("dynamic, static, opted_in", [
+    (49152, 64, True),    # seen on the H200: exactly 48 KiB dynamic beside 64 static bytes
+    (49152, 0, False),    # the default covers it
+    (49216, 0, True),
+    (40000, 10000, True),
+    (1024, 64, False),
+])
+def test_dynamic_shared_memory_is_opted_in_when_static_and_dynamic_pass_48_kib(
+        dynamic, static, opted_in):
+    from kgen.contract import Launch
+    from kgen.sandbox.launch import check_dims
+
+    launch = Launch("k", ("1",), ("256",), str(dynamic), (), 1)
+    limits = {"threads": 1024, "smem_optin": 232448, "sms": 132}
+    func = _Function(static)
+    assert check_dims(launch, {}, func, limits) == ((1,), (256,), dynamic)
+    assert func.max_dynamic_shared_size_bytes == (dynamic if opted_in else 0)

@@ -31,7 +31,6 @@ _KGEN_RETURNS_TUPLE = False
 _KGEN_CTYPES: dict[str, Any] = {"int": _kgen_ctypes.c_int, "long long": _kgen_ctypes.c_longlong,
                 "float": _kgen_ctypes.c_float, "double": _kgen_ctypes.c_double}
 _KGEN_SMEM_ATTRIBUTE = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-_KGEN_DEFAULT_SMEM = 48 * 1024
 
 
 class _KgenDriver:
@@ -89,7 +88,10 @@ class _KgenDriver:
                 func = c.c_void_p()
                 self._check(lib.cuModuleGetFunction(c.byref(func), module, kernel.encode()),
                             f"finding kernel {kernel}")
-                if smem > _KGEN_DEFAULT_SMEM:
+                # The 48 KiB default counts the kernel's static bytes too (49,152 dynamic bytes
+                # beside 64 static failed on the H200), so opt in for any dynamic size: where
+                # it is not needed, setting the attribute is harmless.
+                if smem > 0:
                     self._check(lib.cuFuncSetAttribute(func, _KGEN_SMEM_ATTRIBUTE, smem),
                                 f"allowing {smem} bytes of shared memory for {kernel}")
                 functions[kernel] = func

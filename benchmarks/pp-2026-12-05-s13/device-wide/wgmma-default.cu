@@ -1,0 +1,931 @@
+// kgen: op=gemm dtype=bfloat16
+// kgen: choices template=wgmma tile=128x256x64 consumers=2 stages=3 cluster=1 group=8 epi=1 sk=1
+// kgen: launch gemm_wgmma_bf16 grid=(min(SMS // 1 * 1, 1 * cdiv(cdiv(M, 128), 1) * cdiv(N, 256))) block=(384) smem=214272 args=(tmap(A, box=(64, 128), swizzle=128, optional=1), tmap(B, box=(64, 64), swizzle=128, optional=1), tmap(C, box=(64, 64), swizzle=128, optional=1), A, B, C, M, N, K)
+// Written by kgen's builtin author (rule-based templates + search, not a language model).
+// Hopper gemm: wgmma m64n256k16 fed by TMA (128B swizzle), block tile 128x256x64, 1 producer + 2 consumer warpgroups (setmaxnreg), 3-stage mbarrier ring, persistent grouped tile order (group 8), no cluster, stream-K for a last partial round, TMA-store epilogue; float32 accumulation; sm_90a only; any M, N, K (odd K or N: guarded loads).
+// C[M,N] = A[M,K] @ B[K,N], all row-major.
+
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 T;
+typedef __nv_bfloat162 T2;
+#define WG_TYPE "bf16"
+#define PACK2 __floats2bfloat162_rn
+#define FROM_F __float2bfloat16_rn
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 3;
+#define WS 1
+#define CLUSTER_M 1
+constexpr int CONSUMERS = 2;
+constexpr int GROUP_M = 8;
+constexpr int EPI = 1;
+#define SK 1
+#define PP 0
+constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;
+#include <cuda.h>  // CUtensorMap
+#include <stdint.h>
+
+constexpr int THREADS = WS ? 128 * (1 + CONSUMERS) : 128;
+constexpr int MMA_WGS = WS && !PP ? CONSUMERS : 1;  // warpgroups that share one tile
+constexpr int WG_M = BM / MMA_WGS;           // rows of the block tile per MMA warpgroup
+constexpr int MSUB = WG_M / 64;              // m64 row blocks per MMA warpgroup
+constexpr int NCHUNK = BN / 64;              // 64-column (128-byte) chunks of a B stage
+constexpr int ACC_N = BN / 2;                // f32 accumulator registers per m64nBN block
+constexpr int A_STAGE_BYTES = BM * BK * 2;
+constexpr int B_CHUNK_BYTES = BK * 128;
+constexpr int B_STAGE_BYTES = NCHUNK * B_CHUNK_BYTES;
+// EPI = 1: staging for the TMA store, WG_M x BN per consumer (PP: a whole tile each)
+constexpr int C_TILE_BYTES = EPI ? (WS ? CONSUMERS : 1) * WG_M * BN * 2 : 0;
+constexpr int SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_TILE_BYTES + 256;
+
+static_assert(sizeof(T) == 2, "16-bit types only");
+static_assert(BK == 64, "BK must be 64: one 128-byte swizzle row of K per A row");
+static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "BN: 64, 128, 192 or 256");
+static_assert(BM % MMA_WGS == 0 && WG_M % 64 == 0 && BM <= 256, "BM / MMA warpgroups: multiple of 64");
+static_assert(MSUB * ACC_N <= 128, "at most 128 accumulator registers per thread");
+static_assert(STAGES >= 2, "at least 2 stages");
+static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "cluster of 1 or 2 CTAs along M");
+static_assert(WS == 1 || CLUSTER_M == 1, "clusters need the warp-specialized kernel");
+static_assert(CLUSTER_M == 1 || NCHUNK % CLUSTER_M == 0, "B chunks split evenly over the cluster");
+static_assert(WS == 0 || CONSUMERS < 2 ||
+                  128 * REG_PRODUCER + 128 * CONSUMERS * REG_CONSUMER <= 65536,
+              "setmaxnreg budget exceeds the register file");
+static_assert(REG_PRODUCER % 8 == 0 && REG_CONSUMER % 8 == 0 && REG_PRODUCER >= 24 &&
+                  REG_CONSUMER <= 256, "setmaxnreg values: multiples of 8 in [24, 256]");
+static_assert(SMEM_BYTES <= 232448, "dynamic shared memory above the 227 KB per-block limit");
+static_assert(EPI == 0 || EPI == 1, "EPI: 0 or 1");
+static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
+static_assert(PP == 0 || (PP == 1 && WS == 1 && CONSUMERS == 2), "PP: two consumers of WS = 1");
+
+// ------------------------------------------------------------------------------------------
+// PTX wrappers
+// ------------------------------------------------------------------------------------------
+// ---- kgen:ptx begin (tests/emulate.py puts tests/emu/hopper.h here: the CPU emulator) ----
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the mbarrier inits visible to the other threads of the cluster (and to the async proxy).
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// One arrival plus `bytes` expected transaction bytes for the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Arrive on the mbarrier at the same smem offset in CTA `cta` of this cluster (itself included).
+// The default semantics (release at CTA scope), not .release.cluster: what the arrival hands back
+// is a stage whose wgmma reads have completed (wgmma.wait_group), so there is nothing for a
+// cluster-scope fence to order, and that fence cost every k-block's release: with it (and the
+// matching .acquire.cluster wait in the producer), clusters of 2 ran at half the speed of single
+// CTAs on the H200 (0.51x of cuBLAS at 4096^3, 0.96x without; one CTA 0.99x).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+// Spin until the phase with parity `parity` of the mbarrier has completed. A fresh barrier is in
+// phase 0, so waiting for parity 1 returns at once (the "preceding phase" counts as complete).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+__device__ __forceinline__ void tma_prefetch(const CUtensorMap* tm) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(tm) : "memory");
+}
+// 2-D tile load global -> this CTA's smem; completes `bytes` on the mbarrier `bar`.
+// c0 is the innermost (contiguous) coordinate, in elements.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* tm, int c0, int c1,
+                                         uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(tm), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+// The same tile written to the same smem offset of every CTA in `mask`, each CTA's mbarrier at
+// offset `bar` receiving the bytes.
+__device__ __forceinline__ void tma_load_mc(uint32_t dst, const CUtensorMap* tm, int c0, int c1,
+                                            uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(tm), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+// Generic-proxy smem writes -> visible to the async proxy (wgmma operand reads).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint4 v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// 2-D tile store smem -> global (bulk async group); out-of-bounds box elements are not written.
+__device__ __forceinline__ void tma_store(const CUtensorMap* tm, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(tm),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The smem sources of all committed bulk stores have been read (the smem may be rewritten).
+__device__ __forceinline__ void bulk_wait_read0() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// All committed bulk stores are complete.
+__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void named_bar_sync(int id, int nthreads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(nthreads) : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N_>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N_) : "memory");
+}
+// Keeps the compiler from moving accumulator reads/writes across the (volatile) wgmma fences
+// and waits: each register looks read and rewritten here.
+__device__ __forceinline__ void fence_acc(float (&acc)[MSUB][ACC_N]) {
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int j = 0; j < ACC_N; ++j) asm volatile("" : "+f"(acc[i][j])::"memory");
+}
+
+// ---- generated wgmma wrappers begin (python3 gen_wgmma.py) ----
+// D[64 x 64] (+)= A[64 x 16] (smem, K-major) * B[16 x 64] (smem, N-major: imm-trans-b = 1)
+__device__ __forceinline__ void wgmma_n64(float (&d)[32], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." WG_TYPE "." WG_TYPE " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, "
+      "%32, %33, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(da), "l"(db), "r"(1)
+      : "memory");
+}
+// D[64 x 128] (+)= A[64 x 16] (smem, K-major) * B[16 x 128] (smem, N-major: imm-trans-b = 1)
+__device__ __forceinline__ void wgmma_n128(float (&d)[64], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." WG_TYPE "." WG_TYPE " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, "
+      "%64, %65, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(da), "l"(db), "r"(1)
+      : "memory");
+}
+// D[64 x 192] (+)= A[64 x 16] (smem, K-major) * B[16 x 192] (smem, N-major: imm-trans-b = 1)
+__device__ __forceinline__ void wgmma_n192(float (&d)[96], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32." WG_TYPE "." WG_TYPE " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+      "}, "
+      "%96, %97, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+      : "l"(da), "l"(db), "r"(1)
+      : "memory");
+}
+// D[64 x 256] (+)= A[64 x 16] (smem, K-major) * B[16 x 256] (smem, N-major: imm-trans-b = 1)
+__device__ __forceinline__ void wgmma_n256(float (&d)[128], uint64_t da, uint64_t db) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." WG_TYPE "." WG_TYPE " "
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, "
+      "%128, %129, p, 1, 1, 0, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(da), "l"(db), "r"(1)
+      : "memory");
+}
+// ---- generated wgmma wrappers end ----
+// ---- kgen:ptx end ----
+
+// m64nBNk16 (a template so that only the BN in use is instantiated).
+template <int N_>
+__device__ __forceinline__ void wgmma_bn(float (&d)[N_ / 2], uint64_t da, uint64_t db) {
+  if constexpr (N_ == 256) wgmma_n256(d, da, db);
+  else if constexpr (N_ == 192) wgmma_n192(d, da, db);
+  else if constexpr (N_ == 128) wgmma_n128(d, da, db);
+  else wgmma_n64(d, da, db);
+}
+
+// ------------------------------------------------------------------------------------------
+// wgmma shared-memory matrix descriptors (PTX "matrix descriptor"): bits 0-13 start address
+// >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 49-51 base offset (0: stages are 1024-aligned),
+// 62-63 layout: 1 = 128-byte swizzle (the TMA enum for the same swizzle is 3).
+// ------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+  return static_cast<uint64_t>((saddr & 0x3FFFF) >> 4) |
+         (static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16) |
+         (static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+// A: K-major, rows of 128 B, 8-row swizzle atoms 1024 B apart (SBO); LBO unused when swizzled.
+__device__ __forceinline__ uint64_t desc_a(uint32_t saddr) { return make_desc(saddr, 16, 1024); }
+// B: N-major (transposed), 64-column chunks BK*128 B apart (LBO), 8-row K groups 1024 B apart (SBO).
+#ifndef KGEN_DIAG_SWAP_B
+#define KGEN_DIAG_SWAP_B 0  // diagnostics only (-DKGEN_DIAG_SWAP_B=1): B's LBO and SBO swapped
+#endif
+__device__ __forceinline__ uint64_t desc_b(uint32_t saddr) {
+  return KGEN_DIAG_SWAP_B ? make_desc(saddr, 1024, B_CHUNK_BYTES)
+                          : make_desc(saddr, B_CHUNK_BYTES, 1024);
+}
+
+// All wgmmas of one k-block (BK = 64 = 4 x k16) for one MMA warpgroup. sa: its first A row.
+__device__ __forceinline__ void mma_kblock(float (&acc)[MSUB][ACC_N], uint32_t sa, uint32_t sb) {
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    const uint64_t db = desc_b(sb + kk * 16 * 128);
+#pragma unroll
+    for (int i = 0; i < MSUB; ++i) wgmma_bn<BN>(acc[i], desc_a(sa + i * 64 * 128 + kk * 32), db);
+  }
+}
+
+__device__ __forceinline__ void zero_acc(float (&acc)[MSUB][ACC_N]) {
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int j = 0; j < ACC_N; ++j) acc[i][j] = 0.f;
+}
+
+// Grouped tile order: tile t -> (cluster-tile row, tile column); walks GROUP_M rows down
+// before moving right. A bijection on [0, tiles_m * tiles_n).
+__device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int& tm, int& tn) {
+  const int per_group = GROUP_M * tiles_n;
+  const int g = t / per_group, first = g * GROUP_M;
+  const int rows = min(tiles_m - first, GROUP_M);
+  const int r = t - g * per_group;
+  tm = first + r % rows;
+  tn = r / rows;
+}
+
+// ------------------------------------------------------------------------------------------
+// The work of one persistent CTA (streamk.cuh): units (tile t, k-blocks [kb0, kb1)), identical
+// for the producer and the consumers. With SK = 0 every tile comes whole, one per CTA per round
+// (t = c, c + G, ...). SK = 1 (stream-K, clusters of 1 only) cuts the tiles of a last, partial
+// round along K where few are left over (SK_SPREAD 0: about SK_PIECES CTAs each), partial sums
+// passed between CTAs through a static workspace: slot = the contributor's CTA, one slot per
+// consumer warpgroup (PP = 1: one, the whole tile, whichever consumer had the piece). The
+// workspace is a static __device__ array (zero at module load; 128 KB per
+// CTA slot for 128x256, 20 MiB in all), so the launch contract needs no extra buffer, and every
+// flag is down again when a launch ends. Two launches of one module must not run at once (they
+// would share the workspace); kgen launches one at a time.
+// ------------------------------------------------------------------------------------------
+#if WS && SK && CLUSTER_M == 1
+#define KGEN_STREAM_K 1
+constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average, where few tiles are left over
+#define SK_SPREAD 0  // see streamk.cuh
+constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
+constexpr int SK_SUBS = PP ? 1 : CONSUMERS;  // partial tiles per slot, WG_M x BN each
+__device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
+__device__ unsigned kgen_sk_flag[SK_SLOTS * SK_SUBS];
+#else
+#define KGEN_STREAM_K 0
+#endif
+// Shared by the builtin author's persistent gemm templates (wgmma, simt): which (tile, k-block)
+// units one CTA of a persistent grid works on, and the flags that pass partial tiles between CTAs.
+// A template includes this file by name; kgen pastes it in when it renders the template.
+//
+// The includer defines, before the #include:
+//   KGEN_STREAM_K  1: tiles may be cut along K (stream-K); 0: whole tiles only.
+//   SK_SLOTS       CTAs the partial-tile workspace serves (more CTAs: nothing is cut).
+//   SK_PIECES      CTAs per cut tile, on average (SK_SPREAD = 0 only).
+//   SK_SPREAD      which tiles are cut (below).
+//
+// With T tiles on G CTAs, whole tiles go round-robin (t = c, c + G, ...). When T % G != 0 the
+// last round leaves SMs idle (133 tiles on 132 SMs: the one left over takes a whole round), so
+// with stream-K the last tiles are cut along K instead, and each CTA takes one contiguous range
+// of their (tile, k-block) sequence:
+//   SK_SPREAD = 1: the last T % G + G tiles, dealt evenly over all G CTAs (the "data-parallel +
+//     two-tile stream-K" hybrid of Osama et al., PPoPP 2023), so every CTA ends at the same
+//     k-block count. Each CTA's range is then longer than a tile, so a tile is cut at most once
+//     (two pieces). The CTAs work at different k offsets of different tiles, so that they share
+//     less in L2: right for the SIMT kernel, whose loads are light; the wgmma kernel, which
+//     streams operands about eight times as fast, ran slower for it (H200, bfloat16: 4096^3 0.205
+//     against 0.182 ms, 2688x2048x8192 0.201 against 0.134 ms).
+//   SK_SPREAD = 0: only where few are left over (2 (T % G) <= G): those T % G tiles, about
+//     SK_PIECES CTAs each; otherwise the last round stays whole.
+// A cut tile's pieces: the owner's, from k-block 0, is the last unit of its CTA c; the
+// contributors' are the first cut unit of CTAs c+1, ... (each starting inside the tile). A
+// contributor does its piece first, publishes the float32 partial tile to its CTA's workspace
+// slot and raises the slot's flag; the owner does its piece last, waits for each contributor's
+// flag, adds the partials and stores the tile. No CTA waits before it has published, so the
+// waits cannot deadlock while every CTA is resident (a persistent grid of at most one CTA per SM
+// is).
+#ifndef SK_WIDE
+#define SK_WIDE 0  // SK_SPREAD = 0: 1 also cuts a last round over half full, over all G CTAs
+#endif
+
+struct Schedule {
+  int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
+  __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g) : nkb(nkb_), stride(g), t_dp(c) {
+    int cut = 0;
+    users = 0;
+#if KGEN_STREAM_K
+    // cut * nkb < 2 * SK_SLOTS * nkb must stay an int: K up to BK * (2^30 / SK_SLOTS).
+    const int left = ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS ? ntiles % g : 0;
+#if SK_SPREAD
+    if (left) {
+      cut = left + g;
+      users = g;
+    }
+#else
+    if (left && 2 * left <= g) {
+      // Every extra piece costs the owner a read of a partial tile on its critical path (one
+      // tile left over on the H200, 2432x1792x4096, dealt over 64 CTAs ran 1.7x slower than
+      // leaving it whole), hence about SK_PIECES pieces, up to two more: the CTAs' k-block
+      // ranges are rounded and need not start on a tile.
+      cut = left;
+      users = cut * min(SK_PIECES, g / cut);
+    }
+#if SK_WIDE
+    else if (left) {  // more than half a round left over: cut it over every CTA
+      cut = left;
+      users = g;
+    }
+#endif
+#endif
+#endif
+    whole = ntiles - cut;
+    // CTA c's k-blocks of the cut tiles: q each, the first r CTAs one more (no 64-bit divide).
+    sk0 = whole * nkb;
+    q = users ? cut * nkb / users : 0;
+    r = users ? cut * nkb % users : 0;
+    i = start(c);
+    hi = start(c + 1);
+  }
+  // Where CTA cc's range of the cut tiles' (tile, k-block) sequence begins (CTAs past `users`
+  // have none).
+  __host__ __device__ __forceinline__ int start(int cc) const {
+    cc = min(cc, users);
+    return sk0 + cc * q + min(cc, r);
+  }
+  // The next unit: tile t, k-blocks [kb0, kb1); false when this CTA has no work left.
+  __host__ __device__ __forceinline__ bool next(int& t, int& kb0, int& kb1) {
+    if (t_dp < whole) {
+      t = t_dp;
+      kb0 = 0;
+      kb1 = nkb;
+      t_dp += stride;
+      return true;
+    }
+    if (i < hi) {
+      t = i / nkb;
+      kb0 = i - t * nkb;
+      kb1 = min(nkb, hi - t * nkb);
+      i = t * nkb + kb1;
+      return true;
+    }
+    return false;
+  }
+  // For the owner (CTA c) of cut tile t: one past the last CTA with a piece of it.
+  __host__ __device__ __forceinline__ int contributors_end(int t, int c) const {
+    int e = c + 1;
+    while (e < stride && start(e) < (t + 1) * nkb) ++e;
+    return e;
+  }
+};
+
+#if KGEN_STREAM_K
+// Contributor, one thread, after its group's partial-tile stores and a __threadfence by every
+// storing thread and a barrier: the slot is ready.
+__device__ __forceinline__ void sk_raise(unsigned* flag) { atomicExch(flag, 1u); }
+// Owner, one thread, before its group's barrier and reads: wait for the flag and lower it again
+// for the next launch (every flag is down when a launch ends).
+__device__ __forceinline__ void sk_wait(unsigned* flag) {
+  while (atomicCAS(flag, 1u, 0u) != 1u) __nanosleep(64);
+  __threadfence();
+}
+#endif
+
+#if KGEN_STREAM_K
+// Contributor: this warpgroup's partial accumulators -> workspace slot `slot`, part `sub`, then
+// its flag up. Each thread writes its own registers in order, so the owner's same thread reads
+// them back without any fragment arithmetic (and every access is a coalesced 16-byte one).
+// wg: the calling warpgroup (for its named barrier).
+__device__ __forceinline__ void sk_publish(const float (&acc)[MSUB][ACC_N], int slot, int sub,
+                                           int wg, int lt) {
+  float4* w =
+      kgen_sk_work + static_cast<size_t>(slot * SK_SUBS + sub) * (MSUB * ACC_N / 4) * 128 + lt;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int q = 0; q < ACC_N / 4; ++q)
+      __stcg(w + (i * ACC_N / 4 + q) * 128,
+             make_float4(acc[i][4 * q], acc[i][4 * q + 1], acc[i][4 * q + 2], acc[i][4 * q + 3]));
+  __threadfence();  // each thread's stores are visible device-wide before the flag goes up
+  named_bar_sync(3 + wg, 128);
+  if (lt == 0) sk_raise(&kgen_sk_flag[slot * SK_SUBS + sub]);
+}
+// Owner: wait for one contributor's flag (and lower it for the next launch), add its partial.
+__device__ __forceinline__ void sk_absorb(float (&acc)[MSUB][ACC_N], int slot, int sub, int wg,
+                                          int lt) {
+  if (lt == 0) sk_wait(&kgen_sk_flag[slot * SK_SUBS + sub]);
+  named_bar_sync(3 + wg, 128);
+  const float4* w =
+      kgen_sk_work + static_cast<size_t>(slot * SK_SUBS + sub) * (MSUB * ACC_N / 4) * 128 + lt;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int q = 0; q < ACC_N / 4; ++q) {
+      const float4 v = __ldcg(w + (i * ACC_N / 4 + q) * 128);  // L2: written by another SM
+      acc[i][4 * q] += v.x;
+      acc[i][4 * q + 1] += v.y;
+      acc[i][4 * q + 2] += v.z;
+      acc[i][4 * q + 3] += v.w;
+    }
+}
+#endif
+
+// ------------------------------------------------------------------------------------------
+// Guarded non-TMA loads (flags bit 0 = 0): 8 elements (16 bytes) of row `row`, columns
+// col..col+7 of a row-major rows x cols matrix, zeros outside it.
+// ------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint4 load8(const T* __restrict__ P, int row, int col, int rows,
+                                       int cols) {
+  uint4 v = make_uint4(0u, 0u, 0u, 0u);
+  if (row >= rows || col >= cols) return v;
+  const T* p = P + static_cast<size_t>(row) * cols + col;
+  if (col + 8 <= cols && (reinterpret_cast<uintptr_t>(p) & 15) == 0)
+    return __ldg(reinterpret_cast<const uint4*>(p));
+  const unsigned short* q = reinterpret_cast<const unsigned short*>(p);
+  uint32_t w[4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const uint32_t lo = col + 2 * e < cols ? q[2 * e] : 0u;
+    const uint32_t hi = col + 2 * e + 1 < cols ? q[2 * e + 1] : 0u;
+    w[e] = lo | (hi << 16);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+// One stage (A tile and B tile at k0) into the exact layout TMA's 128B swizzle produces.
+// NT threads, tid in [0, NT).
+template <int NT>
+__device__ __forceinline__ void load_stage_manual(uint32_t sa, uint32_t sb,
+                                                  const T* __restrict__ A,
+                                                  const T* __restrict__ B, int m0, int n0,
+                                                  int k0, int M, int N, int K, int tid) {
+  for (int q = tid; q < BM * 8; q += NT) {
+    const int r = q >> 3, c = q & 7;  // A row r, 16-byte chunk c (K elements 8c..8c+7)
+    st_shared_v4(sa + r * 128 + ((c ^ (r & 7)) << 4), load8(A, m0 + r, k0 + 8 * c, M, K));
+  }
+  for (int q = tid; q < NCHUNK * BK * 8; q += NT) {
+    const int j = q / (BK * 8), rem = q - j * (BK * 8);
+    const int r = rem >> 3, c = rem & 7;  // chunk j, K row r, 16-byte chunk c of its 64 columns
+    st_shared_v4(sb + j * B_CHUNK_BYTES + r * 128 + ((c ^ (r & 7)) << 4),
+                 load8(B, k0 + r, n0 + 64 * j + 8 * c, K, N));
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Epilogue: an MMA warpgroup's MSUB x (64 x BN) f32 accumulators -> C (rows row0.., cols n0..).
+// m64nNk16 D fragment: thread lt (warp w = lt/32, lane l): register 4j+2h+e holds
+// row 16w + l/4 + 8h, column 8j + 2(l%4) + e.
+// ------------------------------------------------------------------------------------------
+__device__ __forceinline__ void store_tile(const float (&acc)[MSUB][ACC_N], T* __restrict__ C,
+                                           int row0, int n0, int M, int N, int lt) {
+  const int w = lt >> 5, l = lt & 31;
+  const int r_base = row0 + 16 * w + (l >> 2);
+  const int c_base = n0 + 2 * (l & 3);
+  const bool pairs = (N % 2 == 0) && (reinterpret_cast<uintptr_t>(C) & 3) == 0;
+  const bool whole = pairs && row0 + WG_M <= M && n0 + BN <= N;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = r_base + 64 * i + 8 * h;
+      T* out = C + static_cast<size_t>(row) * N + c_base;
+      if (whole) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+          *reinterpret_cast<T2*>(out + 8 * j) = PACK2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+      } else if (row < M) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = c_base + 8 * j;
+          const float v0 = acc[i][4 * j + 2 * h], v1 = acc[i][4 * j + 2 * h + 1];
+          if (pairs && col + 1 < N) {
+            *reinterpret_cast<T2*>(out + 8 * j) = PACK2(v0, v1);
+          } else {
+            if (col < N) out[8 * j] = FROM_F(v0);
+            if (col + 1 < N) out[8 * j + 1] = FROM_F(v1);
+          }
+        }
+      }
+    }
+}
+
+// EPI = 1: the same fragment -> this warpgroup's smem staging area `sc` (MSUB x NCHUNK blocks of
+// 64 rows x 64 columns, 8 KB each, in the TMA 128B-swizzle layout: 16-byte chunk c of row r at
+// chunk c ^ (r % 8), which also keeps the 4-byte stores of a warp on distinct banks), then one
+// thread TMA-stores the blocks that touch C (TMA clips rows >= M and columns >= N). The store runs
+// asynchronously; the next call waits until it has read the staging area. bar_id: a named barrier
+// for this warpgroup's 128 threads.
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], uint32_t sc,
+                                               const CUtensorMap* tmC, int row0, int n0, int M,
+                                               int N, int lt, int bar_id) {
+  if (lt == 0) bulk_wait_read0();
+  named_bar_sync(bar_id, 128);
+  const int w = lt >> 5, l = lt & 31;
+#pragma unroll
+  for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = 16 * w + (l >> 2) + 8 * h;  // row within the 64-row block
+      const uint32_t row_addr = sc + i * NCHUNK * 8192 + r * 128 + (l & 3) * 4;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const T2 v = PACK2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+        st_shared_b32(row_addr + (j >> 3) * 8192 + (((j & 7) ^ (r & 7)) << 4),
+                      *reinterpret_cast<const uint32_t*>(&v));
+      }
+    }
+  fence_proxy_async();  // the generic-proxy smem writes -> visible to the TMA engine
+  named_bar_sync(bar_id, 128);
+  if (lt == 0) {
+#pragma unroll
+    for (int i = 0; i < MSUB; ++i)
+#pragma unroll
+      for (int c = 0; c < NCHUNK; ++c)
+        if (row0 + 64 * i < M && n0 + 64 * c < N)
+          tma_store(tmC, sc + (i * NCHUNK + c) * 8192, n0 + 64 * c, row0 + 64 * i);
+    bulk_commit();
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// The kernel
+// ------------------------------------------------------------------------------------------
+#if WS && CLUSTER_M > 1
+#define KGEN_CLUSTER_ATTR __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define KGEN_CLUSTER_ATTR
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KGEN_CLUSTER_ATTR
+gemm_wgmma_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+            const __grid_constant__ CUtensorMap tmC, const T* __restrict__ A,
+            const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // TMA needs 16-byte aligned bases and row strides. Where it cannot, kgen passes zero maps
+  // (tmap optional=1) and the kernel loads through its guarded path instead (flags bit 0 = 0).
+  const bool tma_ok = K % 8 == 0 && N % 8 == 0 &&
+      ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B) |
+        reinterpret_cast<uintptr_t>(C)) & 15) == 0;
+  const int flags = tma_ok ? 3 : 0;
+  // Round the base up to 1024 B (the 128B-swizzle atom); SMEM_BYTES has 1024 bytes of slack.
+  // Every CTA computes the same offset, so multicast's "same offset in each CTA" holds.
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sA0 = base;
+  const uint32_t sB0 = base + STAGES * A_STAGE_BYTES;
+  const uint32_t sC0 = sB0 + STAGES * B_STAGE_BYTES;  // EPI = 1 staging tile (1024-aligned)
+  const uint32_t bar0 = sC0 + C_TILE_BYTES;
+  auto sA = [&](int s) { return sA0 + s * A_STAGE_BYTES; };
+  auto sB = [&](int s) { return sB0 + s * B_STAGE_BYTES; };
+  auto full = [&](int s) { return bar0 + 8 * s; };
+  [[maybe_unused]] auto empty = [&](int s) { return bar0 + 8 * (STAGES + s); };
+  // PP = 1: order(c) completes a phase when the other consumer's main loop has passed its last
+  // full-stage wait; consumer c waits on it before each of its main loops but the CTA's first.
+  [[maybe_unused]] auto order = [&](int c) { return bar0 + 8 * (2 * STAGES + c); };
+
+  const bool use_tma = (flags & 1) != 0;
+  const bool tma_epi = EPI == 1 && (flags & 2) != 0;
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const int nkb = (K + BK - 1) / BK;
+
+#if WS
+  // ====================== warp-specialized persistent kernel ======================
+  const uint32_t rank = CLUSTER_M > 1 ? cluster_ctarank() : 0u;
+  const int ctiles_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;  // cluster-tile rows
+  const int ntiles = ctiles_m * tiles_n;
+  const int cid = blockIdx.x / CLUSTER_M, ncl = gridDim.x / CLUSTER_M;
+
+  if (threadIdx.x == 0) {
+#pragma unroll 1
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full(s), use_tma ? 1u : 128u);  // non-TMA: all producer threads arrive
+      mbar_init(empty(s), (PP ? 1 : CONSUMERS) * CLUSTER_M);  // PP: one consumer per stage
+    }
+    if (PP)
+#pragma unroll 1
+      for (int c = 0; c < CONSUMERS; ++c) mbar_init(order(c), 128);
+    fence_mbarrier_init();
+  }
+  if constexpr (CLUSTER_M > 1) cluster_sync();
+  else __syncthreads();
+
+  const int wgi = threadIdx.x >> 7;  // warpgroup index, uniform per warp
+  if (wgi == 0) {
+    // ---------------------------------- producer ----------------------------------
+    if constexpr (CONSUMERS >= 2) setmaxnreg_dec<REG_PRODUCER>();
+    if (use_tma) {
+      if (threadIdx.x == 0) {
+        tma_prefetch(&tmA);
+        tma_prefetch(&tmB);
+        int s = 0;
+        uint32_t ph = 0;
+        Schedule work(ntiles, nkb, cid, ncl);
+        int t, kb0, kb1;
+#pragma unroll 1
+        while (work.next(t, kb0, kb1)) {
+          int tmc, tn;
+          tile_coords(t, ctiles_m, tiles_n, tmc, tn);
+          const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+          const bool a_in = m0 < M;  // else this CTA's rows are all past M (cluster edge)
+          const int nb = min(NCHUNK, (N - n0 + 63) / 64);  // B chunks that touch the matrix
+          const uint32_t bytes = (a_in ? A_STAGE_BYTES : 0) + nb * B_CHUNK_BYTES;
+#pragma unroll 1
+          for (int kb = kb0; kb < kb1; ++kb) {
+            mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
+            mbar_arrive_expect_tx(full(s), bytes);
+            if (a_in) tma_load(sA(s), &tmA, kb * BK, m0, full(s));
+#pragma unroll
+            for (int j = 0; j < NCHUNK; ++j) {
+              if (j >= nb) break;
+              if constexpr (CLUSTER_M == 1) {
+                tma_load(sB(s) + j * B_CHUNK_BYTES, &tmB, n0 + 64 * j, kb * BK, full(s));
+              } else {
+                if (j % CLUSTER_M == static_cast<int>(rank))
+                  tma_load_mc(sB(s) + j * B_CHUNK_BYTES, &tmB, n0 + 64 * j, kb * BK, full(s),
+                              static_cast<uint16_t>((1u << CLUSTER_M) - 1u));
+              }
+            }
+            if (++s == STAGES) { s = 0; ph ^= 1; }
+          }
+        }
+      }
+    } else {
+      // Guarded non-TMA path: the whole producer warpgroup fills each stage.
+      const int pt = threadIdx.x;
+      int s = 0;
+      uint32_t ph = 0;
+      Schedule work(ntiles, nkb, cid, ncl);
+      int t, kb0, kb1;
+#pragma unroll 1
+      while (work.next(t, kb0, kb1)) {
+        int tmc, tn;
+        tile_coords(t, ctiles_m, tiles_n, tmc, tn);
+        const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+#pragma unroll 1
+        for (int kb = kb0; kb < kb1; ++kb) {
+          mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
+          load_stage_manual<128>(sA(s), sB(s), A, B, m0, n0, kb * BK, M, N, K, pt);
+          fence_proxy_async();
+          mbar_arrive(full(s));
+          if (++s == STAGES) { s = 0; ph ^= 1; }
+        }
+      }
+    }
+  } else {
+    // ---------------------------------- consumers ----------------------------------
+    if constexpr (CONSUMERS >= 2) setmaxnreg_inc<REG_CONSUMER>();
+    const int wg = wgi - 1, lt = threadIdx.x & 127;
+    const int row_off = PP ? 0 : wg * WG_M;  // this warpgroup's first row of the tile
+    float acc[MSUB][ACC_N];
+    int s = 0;
+    uint32_t ph = 0;
+    Schedule work(ntiles, nkb, cid, ncl);
+    int t, kb0, kb1;
+    [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
+#pragma unroll 1
+    while (work.next(t, kb0, kb1)) {
+      if (PP) {
+        if (unit++ % CONSUMERS != wg) {
+          // The other consumer's unit: step over its k-blocks' stages.
+          const int at = s + (kb1 - kb0);
+          ph ^= (at / STAGES) & 1;
+          s = at % STAGES;
+          continue;
+        }
+        const int waits = turn++ - (wg == 0);  // consumer 0's first main loop goes first
+        if (waits >= 0) mbar_wait(order(wg), waits & 1);
+      }
+      int tmc, tn;
+      tile_coords(t, ctiles_m, tiles_n, tmc, tn);
+      const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+      zero_acc(acc);
+      fence_acc(acc);
+      int prev = 0;
+#pragma unroll 1
+      for (int kb = kb0; kb < kb1; ++kb) {
+        mbar_wait(full(s), ph);
+        wgmma_fence();
+        mma_kblock(acc, sA(s) + row_off * 128, sB(s));
+        wgmma_commit();
+        if (kb > kb0) {
+          // The previous k-block's wgmmas are done: hand its stage back to the producer(s).
+          wgmma_wait<1>();
+          if (lt == 0) {
+            if constexpr (CLUSTER_M == 1) mbar_arrive(empty(prev));
+            else {
+#pragma unroll
+              for (int c = 0; c < CLUSTER_M; ++c) mbar_arrive_cluster(empty(prev), c);
+            }
+          }
+        }
+        prev = s;
+        if (++s == STAGES) { s = 0; ph ^= 1; }
+      }
+      if (PP) mbar_arrive(order(wg ^ 1));  // the other consumer's main loop may start
+      wgmma_wait<0>();
+      fence_acc(acc);
+      if (lt == 0) {
+        if constexpr (CLUSTER_M == 1) mbar_arrive(empty(prev));
+        else {
+#pragma unroll
+          for (int c = 0; c < CLUSTER_M; ++c) mbar_arrive_cluster(empty(prev), c);
+        }
+      }
+#if KGEN_STREAM_K
+      if (kb1 - kb0 < nkb) {  // a piece of a cut tile: slots are named by the contributor's CTA
+        // A CTA publishes at most one piece (its first cut unit), so with PP the slot's one
+        // part is the tile's, whichever consumer had it.
+        if (kb0 > 0) {
+          sk_publish(acc, cid, PP ? 0 : wg, wg, lt);
+          continue;
+        }
+        const int last = work.contributors_end(t, cid);
+#pragma unroll 1
+        for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);
+      }
+#endif
+      if (tma_epi)
+        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
+      else
+        store_tile(acc, C, m0 + row_off, n0, M, N, lt);
+    }
+    if (tma_epi && lt == 0) bulk_wait0();  // stores done before the CTA (and its smem) goes away
+  }
+  // No CTA may leave while its cluster peer can still arrive on its barriers or write its smem.
+  if constexpr (CLUSTER_M > 1) cluster_sync();
+
+#else
+  // ====================== simple one-warpgroup kernel (fallback) ======================
+  const int tid = threadIdx.x;
+  const int ntiles = tiles_m * tiles_n;
+  if (tid == 0) {
+#pragma unroll 1
+    for (int s = 0; s < STAGES; ++s) mbar_init(full(s), 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (use_tma && tid == 0) {
+    tma_prefetch(&tmA);
+    tma_prefetch(&tmB);
+  }
+  float acc[MSUB][ACC_N];
+  uint32_t g0 = 0;  // k-blocks issued before this tile (stage = g % STAGES, parity = g / STAGES)
+#pragma unroll 1
+  for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    int tm, tn;
+    tile_coords(t, tiles_m, tiles_n, tm, tn);
+    const int m0 = tm * BM, n0 = tn * BN;
+    const int nb = min(NCHUNK, (N - n0 + 63) / 64);
+    const uint32_t bytes = A_STAGE_BYTES + nb * B_CHUNK_BYTES;
+    auto issue = [&](int kb) {  // thread 0 only: k-block kb of this tile into its stage
+      const int s = static_cast<int>((g0 + kb) % STAGES);
+      mbar_arrive_expect_tx(full(s), bytes);
+      tma_load(sA(s), &tmA, kb * BK, m0, full(s));
+#pragma unroll
+      for (int j = 0; j < NCHUNK; ++j)
+        if (j < nb) tma_load(sB(s) + j * B_CHUNK_BYTES, &tmB, n0 + 64 * j, kb * BK, full(s));
+    };
+    zero_acc(acc);
+    fence_acc(acc);
+    if (use_tma) {
+      if (tid == 0)
+#pragma unroll 1
+        for (int p = 0; p < STAGES - 1 && p < nkb; ++p) issue(p);
+#pragma unroll 1
+      for (int kb = 0; kb < nkb; ++kb) {
+        // Refill the stage that k-block kb-1 used: every thread finished it (wait + barrier).
+        if (tid == 0 && kb + STAGES - 1 < nkb) issue(kb + STAGES - 1);
+        const uint32_t g = g0 + kb;
+        mbar_wait(full(g % STAGES), (g / STAGES) & 1u);
+        wgmma_fence();
+        mma_kblock(acc, sA(g % STAGES), sB(g % STAGES));
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();
+      }
+      g0 += nkb;
+    } else {
+#pragma unroll 1
+      for (int kb = 0; kb < nkb; ++kb) {
+        load_stage_manual<128>(sA(0), sB(0), A, B, m0, n0, kb * BK, M, N, K, tid);
+        fence_proxy_async();
+        __syncthreads();
+        wgmma_fence();
+        mma_kblock(acc, sA(0), sB(0));
+        wgmma_commit();
+        wgmma_wait<0>();
+        __syncthreads();
+      }
+    }
+    fence_acc(acc);
+    if (tma_epi) store_tile_tma(acc, sC0, &tmC, m0, n0, M, N, tid, 1);
+    else store_tile(acc, C, m0, n0, M, N, tid);
+  }
+  if (tma_epi && tid == 0) bulk_wait0();
+#endif
+}

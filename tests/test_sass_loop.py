@@ -156,7 +156,7 @@ def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
 @pytest.mark.slow
 @with_cuobjdump
 def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
-    """A structural guard, not a timing: the float32 SIMT default's stream-K kernel (sk=1) once
+    """A structural guard, not a timing: the float32 SIMT default, the stream-K kernel (sk=1), once
     ran 7% slower per tile because ptxas scheduled its fragment loads too close to their use
     (benchmarks/sass-2026-12-04-s12). Its hot loop must keep the one-tile kernel's shape: no more
     near shared loads, and issue cycles within 2%."""
@@ -167,9 +167,10 @@ def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     from kgen.compile import compile_source
 
     arch = parse_arch("sm_90")
-    one_tile = space.default(arch, "float32")
+    stream_k_default = space.default(arch, "float32")  # sk=1 since the thirteenth session
+    assert stream_k_default.sk == 1
     rows = []
-    for p in (one_tile, dataclasses.replace(one_tile, sk=1)):
+    for p in (dataclasses.replace(stream_k_default, sk=0), stream_k_default):
         result = compile_source(space.render(p, "float32"), arch)
         assert result.cubin is not None, result.summary
         [row] = report(parse_sass(sass_loop.disassemble(result.cubin)))

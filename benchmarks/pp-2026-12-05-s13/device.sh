@@ -38,3 +38,16 @@ PY
       | tail -6 | tee -a "$OUT/bench-$v.txt"
   done
 fi
+if [ "$what" = profile ]; then
+  # Nsight Compute's view of the wgmma default at the ragged bench size (0.83x of cuBLAS).
+  python3 - "$OUT" <<'PY'
+import sys
+from kgen.arch import parse_arch
+from kgen.author import space
+p = space.default(parse_arch("sm_90a"), "bfloat16")
+open(f"{sys.argv[1]}/wgmma-default.cu", "w").write(space.render(p, "bfloat16"))
+PY
+  timeout 200 python3 -m kgen profile "$OUT/wgmma-default.cu" --arch sm_90a \
+    --op-file benchmarks/pp-2026-12-05-s13/gemm3000.yaml --dtype bfloat16 > "$OUT/profile3000.txt" 2>&1
+  cat "$OUT/profile3000.txt" | tail -30
+fi

@@ -135,18 +135,21 @@ inline void fail(const char* what) {
   exit(3);
 }
 
+// A fresh coroutine for thread t at the kernel's entry (its stack allocated on first use).
+inline void begin(Thread& t) {
+  if (!t.stack) t.stack = (char*)malloc(STACK_BYTES);
+  t.done = false;
+  t.at = -1;
+  getcontext(&t.ctx);
+  t.ctx.uc_stack.ss_sp = t.stack;
+  t.ctx.uc_stack.ss_size = STACK_BYTES;
+  t.ctx.uc_link = &scheduler;
+  makecontext(&t.ctx, entry, 0);
+}
+
 inline void run_block(int count) {
   if (!dynamic_smem.empty()) memset(dynamic_smem.data(), 0xFF, dynamic_smem.size());
-  for (int i = 0; i < count; ++i) {
-    Thread& t = threads[i];
-    t.done = false;
-    t.at = -1;
-    getcontext(&t.ctx);
-    t.ctx.uc_stack.ss_sp = t.stack;
-    t.ctx.uc_stack.ss_size = STACK_BYTES;
-    t.ctx.uc_link = &scheduler;
-    makecontext(&t.ctx, entry, 0);
-  }
+  for (int i = 0; i < count; ++i) begin(threads[i]);
   for (;;) {
     int waiting = 0, finished = 0, kind = -1;
     for (int i = 0; i < count; ++i) {
@@ -174,8 +177,6 @@ inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
   const int count = (int)(block.x * block.y * block.z);
   if (count > 1024) fail("more than 1024 threads per block");
   if ((int)threads.size() < count) threads.resize(count);
-  for (auto& t : threads)
-    if (!t.stack) t.stack = (char*)malloc(STACK_BYTES);
   kernel = fn;
   const char* smem = getenv("KGEN_SMEM");
   dynamic_smem.assign(smem ? (size_t)atol(smem) : 0, 0);
@@ -208,15 +209,8 @@ inline void launch_async(dim3 grid, dim3 block, int cluster, size_t smem_bytes,
   cluster_generation.assign(nctas / cluster, 0);
   threads.resize((size_t)nctas * per_cta);
   for (size_t i = 0; i < threads.size(); ++i) {
-    Thread& t = threads[i];
-    if (!t.stack) t.stack = (char*)malloc(STACK_BYTES);
-    t.done = false;
-    t.cta = (int)(i / per_cta);
-    getcontext(&t.ctx);
-    t.ctx.uc_stack.ss_sp = t.stack;
-    t.ctx.uc_stack.ss_size = STACK_BYTES;
-    t.ctx.uc_link = &scheduler;
-    makecontext(&t.ctx, entry, 0);
+    threads[i].cta = (int)(i / per_cta);
+    begin(threads[i]);
   }
   for (;;) {
     const long before = progress;

@@ -123,21 +123,25 @@ int main(int argc, char** argv) {{
 _DYNAMIC_SMEM = re.compile(r"extern __shared__ (?:__align__\(\d+\) )?(\w+(?: \w+)?) (\w+)\[\];")
 _PTX_BLOCK = re.compile(re.escape(PTX_BEGIN) + r".*?" + re.escape(PTX_END), re.DOTALL)
 _CLUSTER = re.compile(r"^#define CLUSTER_M (\d+)$", re.MULTILINE)
+_AT_LAUNCH = re.compile(r"^#define CLUSTER_AT_LAUNCH 1$", re.MULTILINE)
 
 
-def cluster_of(source: str) -> int | None:
+def cluster_of(source: str, launch: Launch, values: dict[str, int]) -> int | None:
     """None for a lockstep kernel; for one with a `kgen:ptx` block (the Hopper template), the
-    CTAs per cluster it compiles in."""
+    CTAs per cluster: the launch's `cluster=` where it gives one, else what the kernel compiles
+    in (none where it leaves the cluster to the launch)."""
     if PTX_BEGIN not in source:
         return None
+    if launch.cluster:
+        return launch.cluster_dims(values)[0]
     found = _CLUSTER.search(source)
-    return int(found.group(1)) if found else 1
+    return int(found.group(1)) if found and not _AT_LAUNCH.search(source) else 1
 
 
 def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
           launch: Launch, values: dict[str, int]) -> Path:
     """The emulator binary for this source and launch (cached by content under `work`)."""
-    cluster = cluster_of(source)
+    cluster = cluster_of(source, launch, values)
     main = _main(launch, spec, dtype, values, 1 if misaligned else 0, cluster)
     if cluster is not None:
         source = _PTX_BLOCK.sub('#include "hopper.h"', source)

@@ -454,17 +454,40 @@ def test_wgmma_clusters_release_stages_without_a_cluster_scope_fence():
     assert result.ok and not result.diagnostics, result.summary
 
 
+@pytest.mark.nvcc
+def test_wgmma_cluster_by_size_launches_clusters_of_2_only_where_b_rows_are_misaligned():
+    """cluster=0: one file, one kernel built for both cluster sizes (no __cluster_dims__), and
+    two launch lines: clusters of 2 where N % 16 != 0 (B's rows not 32-byte aligned), stream-K
+    and no cluster elsewhere."""
+    target = arch("sm_90a")
+    p = gemm_space.settled(dataclasses.replace(default(target, "bfloat16"), cluster=0))
+    assert p.sk == 1 and not problems(p, target, "bfloat16")
+    source = render(p, "bfloat16")
+    assert "#define CLUSTER_AT_LAUNCH 1" in source and "gemm_body<1>" in source
+    contract, errors = parse_contract(source, SPEC)
+    assert contract is not None, errors
+    at = {n: contract.launches_at({"M": 3000, "N": n, "K": 2000, "SMS": 132}) for n in (5000, 5008)}
+    (misaligned,), (aligned,) = at[5000], at[5008]
+    sizes = {"M": 3000, "N": 5000, "K": 2000, "SMS": 132}
+    assert misaligned.cluster_dims(sizes) == (2, 1, 1) and not aligned.cluster
+    assert misaligned.dims(sizes)[0] == (132,) and aligned.dims(sizes | {"N": 5008})[0] == (132,)
+    result = compile_source(source, target)
+    assert result.ok and not result.diagnostics, result.summary
+
+
 def test_wgmma_stream_k_follows_the_cluster_so_the_default_leads_the_search():
-    """sk is derived, not searched: on exactly without clusters, so the default (sk=1) is in the
-    space the search ranks and is its first candidate, and the step to a cluster of 2 drops it."""
+    """sk is derived, not searched: on exactly where a launch has no cluster (cluster 1, or 0:
+    clusters of 2 at some sizes only), so the default (sk=1) is in the space the search ranks and
+    is its first candidate, and the step to clusters of 2 everywhere drops it."""
     target = arch("sm_90a")
     first = default(target, "bfloat16")
     wgmma_space = space(target, "bfloat16", "wgmma")
     assert first.sk == 1 and first in wgmma_space
-    assert all(p.sk == int(p.cluster == 1) for p in wgmma_space)
+    assert all(p.sk == int(p.cluster < 2) for p in wgmma_space)
     assert propose(target, "bfloat16", ()).params == first
-    steps = {(q.cluster, q.sk) for q in neighbours(first, target, "bfloat16")}
-    assert (2, 0) in steps and (2, 1) not in steps
+    by_size = dataclasses.replace(first, cluster=0)  # between 1 and 2 on the cluster axis
+    steps = {(q.cluster, q.sk) for q in neighbours(by_size, target, "bfloat16")}
+    assert (1, 1) in steps and (2, 0) in steps and (2, 1) not in steps
 
 
 @pytest.mark.nvcc
@@ -548,13 +571,16 @@ def test_simt_stream_k_is_correct_where_it_cuts_tiles():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("changes", [{}, {"cluster": 2}, {"bn": 128, "stages": 5, "pp": 1}],
-                         ids=["default", "cluster-2", "ping-pong"])
+@pytest.mark.parametrize("changes", [{}, {"cluster": 2}, {"cluster": 1},
+                                     {"bn": 128, "stages": 5, "pp": 1}],
+                         ids=["default", "cluster-2", "no-cluster", "ping-pong"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, changes):
     """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads), for
-    the default, the same with clusters of 2 (multicast B, cross-CTA stage release), and ping-pong
-    consumers with 128x128 tiles (taking turns with whole tiles)."""
+    the default (clusters of 2 set at launch where N % 16 != 0: N = 136, 1000 and the odd ones;
+    none at N = 256), the same with clusters of 2 everywhere (multicast B, cross-CTA stage
+    release) and with none, and ping-pong consumers with 128x128 tiles (taking turns with whole
+    tiles)."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 

@@ -50,7 +50,7 @@ SIZES = [
 
 
 def test_the_default_is_what_these_tests_run():
-    assert DEFAULT == WgmmaParams(stages=3, epi=1, sk=1)
+    assert DEFAULT == WgmmaParams(stages=3, epi=1, sk=1, cluster=0)
     assert EMULATED_SMS == 3
 
 
@@ -73,9 +73,10 @@ def test_float16_and_misaligned_operands(tmp_path):
 @pytest.mark.parametrize("params", [
     WgmmaParams(sk=1),                                  # register epilogue, 4 stages
     WgmmaParams(stages=3, epi=1, cluster=2),            # clusters of 2 multicasting B
+    WgmmaParams(stages=3, epi=1, sk=1),                 # never a cluster
     WgmmaParams(bn=128, stages=5, epi=1, sk=1),         # m64n128 wgmmas
     WgmmaParams(bm=64, consumers=1, stages=4, epi=1, sk=1),  # one consumer warpgroup
-], ids=["register-epilogue", "cluster-2", "bn-128", "one-consumer"])
+], ids=["register-epilogue", "cluster-2", "no-cluster", "bn-128", "one-consumer"])
 @pytest.mark.parametrize("m, n, k", SIZES[1:])
 def test_other_configurations_compute_gemm(tmp_path, params, m, n, k):
     assert not problems(params, SM90A, "bfloat16")
@@ -153,3 +154,15 @@ def test_ping_pong_main_loops_that_do_not_take_turns_are_caught(tmp_path):
     source = _broken("if (waits >= 0) mbar_wait(order(wg), waits & 1);", "(void)waits;",
                      PING_PONG)
     assert max_error(source, "bfloat16", 640, 384, 512, tmp_path) > 1.0
+
+
+@emulator
+def test_a_cluster_launch_multicasting_to_one_cta_only_is_caught(tmp_path):
+    """cluster=0 at N % 16 != 0 launches clusters of 2: a multicast that skips the peer leaves
+    its B stages unfilled (a deadlock); at N % 16 == 0 the same file launches no cluster and
+    still computes gemm, so the cluster launch is what the first size ran."""
+    source = _broken("static_cast<uint16_t>((1u << cm) - 1u)", "static_cast<uint16_t>(1u)",
+                     WgmmaParams(stages=3, epi=1, cluster=0, sk=1))
+    assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) == 0.0
+    with pytest.raises(AssertionError, match="deadlock"):
+        max_error(source, "bfloat16", 257, 520, 136, tmp_path)

@@ -27,7 +27,9 @@ class WgmmaParams:
     bn: int = 256
     stages: int = 4
     consumers: int = 2  # consumer warpgroups; each owns bm / consumers rows
-    cluster: int = 1  # CTAs per cluster along M, multicasting B (1 or 2)
+    # CTAs per cluster along M, multicasting B: 1, 2, or 0 = chosen per size at launch (2 where
+    # B's rows are not 32-byte aligned, N % 16 != 0; none elsewhere): see MISALIGNED_B
+    cluster: int = 1
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
     sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (clusters of 1 only)
@@ -63,22 +65,40 @@ _TYPES = {
 }
 
 
-def launch_line(p: WgmmaParams, name: str) -> str:
-    # Persistent: one CTA per SM (rounded to whole clusters), never more than there are tiles.
-    tiles = f"{p.cluster} * cdiv(cdiv(M, {p.bm}), {p.cluster}) * cdiv(N, {p.bn})"
-    grid = f"min(SMS // {p.cluster} * {p.cluster}, {tiles})"
+# cluster=0: where clusters of 2 are launched. With N % 16 != 0 (2-byte elements), every other row
+# of B starts mid-sector, so each 128-byte TMA box row reads five 32-byte sectors instead of four;
+# multicast halves B's L2 reads. On the H200 (bfloat16, 2026-12-05) N = 5000 cost one CTA 10%
+# (3072x5000x2048: 0.1087 ms against 0.0986 at N = 5008) and clusters of 2 won it back (0.1023;
+# 3000x5000x2000: 0.1034 against 0.1116), while at aligned sizes they cost 3-4% (4096^3: 0.1875
+# against 0.1816) (benchmarks/s14-2026-12-05/).
+MISALIGNED_B = "N % 16 != 0"
+
+
+def launch_lines(p: WgmmaParams, name: str) -> tuple[str, ...]:
     maps = (f"tmap(A, box=(64, {p.bm}), swizzle=128, optional=1), "
             "tmap(B, box=(64, 64), swizzle=128, optional=1), "
             "tmap(C, box=(64, 64), swizzle=128, optional=1)")
-    return (f"{name} grid=({grid}) block=({p.threads}) smem={p.smem_bytes} "
-            f"args=({maps}, A, B, C, M, N, K)")
+
+    def line(cluster: int, extra: str = "") -> str:
+        # Persistent: one CTA per SM (rounded to whole clusters), never more than there are tiles.
+        tiles = f"{cluster} * cdiv(cdiv(M, {p.bm}), {cluster}) * cdiv(N, {p.bn})"
+        return (f"{name} grid=(min(SMS // {cluster} * {cluster}, {tiles})) "
+                f"block=({p.threads}) smem={p.smem_bytes} args=({maps}, A, B, C, M, N, K){extra}")
+
+    if p.cluster:
+        return (line(p.cluster),)
+    return (line(2, f" cluster=(2, 1, 1) when=({MISALIGNED_B})"),
+            line(1, f" when=({MISALIGNED_B.replace('!=', '==')})"))
 
 
 def render(p: WgmmaParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
     info = DTYPES[dtype]
     name = f"gemm_wgmma_{info.short}"
-    cluster = f"clusters of {p.cluster} along M multicasting B" if p.cluster > 1 else "no cluster"
+    cluster = (f"clusters of {p.cluster} along M multicasting B" if p.cluster > 1 else
+               "no cluster" if p.cluster else
+               f"clusters of 2 along M multicasting B where B's rows are misaligned "
+               f"({MISALIGNED_B}), none elsewhere")
     about = (f"Hopper gemm: wgmma m64n{p.bn}k16 fed by TMA (128B swizzle), block tile "
              f"{p.bm}x{p.bn}x{BK}, 1 producer + {p.consumers} consumer warpgroups "
              f"({'taking turns with whole tiles (ping-pong), ' if p.pp else ''}"
@@ -93,9 +113,10 @@ def render(p: WgmmaParams, dtype: str) -> str:
               f"typedef {info.ctype} T;\ntypedef {pair} T2;\n#define WG_TYPE {wg_type}\n"
               f"#define PACK2 {pack}\n#define FROM_F {from_f}\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {BK}, STAGES = {p.stages};\n"
-              f"#define WS 1\n#define CLUSTER_M {p.cluster}\n"
+              f"#define WS 1\n#define CLUSTER_M {p.cluster or 2}\n"
+              f"#define CLUSTER_AT_LAUNCH {int(p.cluster == 0)}\n"
               f"constexpr int CONSUMERS = {p.consumers};\nconstexpr int GROUP_M = {p.group};\n"
               f"constexpr int EPI = {p.epi};\n#define SK {p.sk}\n#define PP {p.pp}\n"
               "constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;\n")
-    return (contract_header("gemm", dtype, p.choices, launch_line(p, name), about)
+    return (contract_header("gemm", dtype, p.choices, launch_lines(p, name), about)
             + fill("gemm_wgmma", params, name))

@@ -217,6 +217,8 @@ inline void named_bar_sync(int id, int nthreads) {
   emu::counted_barrier(id, nthreads);
 }
 inline uint32_t cluster_ctarank() { return (uint32_t)(emu::cta % emu::cluster_size); }
+inline uint32_t cluster_nctarank() { return (uint32_t)emu::cluster_size; }
+inline void __trap() { emu::fail("__trap"); }
 inline void cluster_sync() { emu::cluster_barrier(); }
 template <int R> inline void setmaxnreg_inc() {}
 template <int R> inline void setmaxnreg_dec() {}

@@ -55,7 +55,10 @@
 //           multiple of CLUSTER_M, CLUSTER_M * #cluster_tiles); or CLUSTER_M * #cluster_tiles
 //           for one cluster-tile per cluster. #cluster_tiles = cdiv(cdiv(M,BM), CLUSTER_M) *
 //           cdiv(N,BN). WS = 0: cdiv(M,BM) * cdiv(N,BN) (it loops too, any grid works).
-//           The cluster shape is compiled in (__cluster_dims__), so a plain cuLaunchKernel works.
+//           The cluster shape is compiled in (__cluster_dims__), so a plain cuLaunchKernel works;
+//           with CLUSTER_AT_LAUNCH = 1 it is not: the launch gives clusters of CLUSTER_M (with
+//           the extended launch API) or none, and the kernel reads which from %cluster_nctarank
+//           (stream-K then cuts only in launches without a cluster).
 //   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2 + (EPI ? BM*BN*2 : 0) + 256
 //           (PP = 1 with EPI: a BM*BN*2 staging tile per consumer)
 //           (set the function's max dynamic smem attribute first; 197,888 B for 128x256x64 with
@@ -105,6 +108,7 @@ typedef __nv_bfloat162 T2;
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 #define WS 1                     // 1: producer/consumer warpgroups; 0: simple one-warpgroup kernel
 #define CLUSTER_M 1              // CTAs per cluster along M, multicasting B (1 or 2; WS = 1 only)
+#define CLUSTER_AT_LAUNCH 0      // 1: the launch sets the cluster (1 or CLUSTER_M), read at run time
 constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM / CONSUMERS rows
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
 constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
@@ -137,6 +141,8 @@ static_assert(MSUB * ACC_N <= 128, "at most 128 accumulator registers per thread
 static_assert(STAGES >= 2, "at least 2 stages");
 static_assert(CLUSTER_M == 1 || CLUSTER_M == 2, "cluster of 1 or 2 CTAs along M");
 static_assert(WS == 1 || CLUSTER_M == 1, "clusters need the warp-specialized kernel");
+static_assert(CLUSTER_AT_LAUNCH == 0 || (CLUSTER_AT_LAUNCH == 1 && CLUSTER_M == 2),
+              "CLUSTER_AT_LAUNCH: 0, or 1 with CLUSTER_M = 2 (launched with clusters of 2 or none)");
 static_assert(CLUSTER_M == 1 || NCHUNK % CLUSTER_M == 0, "B chunks split evenly over the cluster");
 static_assert(WS == 0 || CONSUMERS < 2 ||
                   128 * REG_PRODUCER + 128 * CONSUMERS * REG_CONSUMER <= 65536,
@@ -254,6 +260,11 @@ __device__ __forceinline__ void named_bar_sync(int id, int nthreads) {
 __device__ __forceinline__ uint32_t cluster_ctarank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {  // CTAs in this CTA's cluster (1: none)
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
   return r;
 }
 __device__ __forceinline__ void cluster_sync() {
@@ -464,7 +475,7 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
 // flag is down again when a launch ends. Two launches of one module must not run at once (they
 // would share the workspace); kgen launches one at a time.
 // ------------------------------------------------------------------------------------------
-#if WS && SK && CLUSTER_M == 1
+#if WS && SK && (CLUSTER_M == 1 || CLUSTER_AT_LAUNCH)
 #define KGEN_STREAM_K 1
 constexpr int SK_PIECES = 4;   // CTAs per cut tile, on average, where few tiles are left over
 #define SK_SPREAD 0  // see streamk.cuh
@@ -635,16 +646,20 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], 
 // ------------------------------------------------------------------------------------------
 // The kernel
 // ------------------------------------------------------------------------------------------
-#if WS && CLUSTER_M > 1
+#if WS && CLUSTER_M > 1 && !CLUSTER_AT_LAUNCH
 #define KGEN_CLUSTER_ATTR __cluster_dims__(CLUSTER_M, 1, 1)
 #else
 #define KGEN_CLUSTER_ATTR
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) KGEN_CLUSTER_ATTR
-KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
-            const __grid_constant__ CUtensorMap tmC, const T* __restrict__ A,
-            const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {
+// The whole kernel for clusters of CM CTAs (CLUSTER_M; with CLUSTER_AT_LAUNCH, each cluster size
+// the launch may choose gets its own copy, so a launch without a cluster runs the same code as a
+// kernel built for none). The tensor maps are the kernel's __grid_constant__ parameters.
+template <int CM>
+__device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensorMap& tmB,
+                                          const CUtensorMap& tmC, const T* __restrict__ A,
+                                          const T* __restrict__ B, T* __restrict__ C, int M,
+                                          int N, int K) {
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // TMA needs 16-byte aligned bases and row strides. Where it cannot, kgen passes zero maps
   // (tmap optional=1) and the kernel loads through its guarded path instead (flags bit 0 = 0).
@@ -674,23 +689,24 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
 
 #if WS
   // ====================== warp-specialized persistent kernel ======================
-  const uint32_t rank = CLUSTER_M > 1 ? cluster_ctarank() : 0u;
-  const int ctiles_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;  // cluster-tile rows
+  constexpr int cm = CM;  // CTAs in this CTA's cluster
+  const uint32_t rank = cm > 1 ? cluster_ctarank() : 0u;
+  const int ctiles_m = (tiles_m + cm - 1) / cm;  // cluster-tile rows
   const int ntiles = ctiles_m * tiles_n;
-  const int cid = blockIdx.x / CLUSTER_M, ncl = gridDim.x / CLUSTER_M;
+  const int cid = blockIdx.x / cm, ncl = gridDim.x / cm;
 
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), use_tma ? 1u : 128u);  // non-TMA: all producer threads arrive
-      mbar_init(empty(s), (PP ? 1 : CONSUMERS) * CLUSTER_M);  // PP: one consumer per stage
+      mbar_init(empty(s), (PP ? 1 : CONSUMERS) * cm);  // PP: one consumer per stage
     }
     if (PP)
 #pragma unroll 1
       for (int c = 0; c < CONSUMERS; ++c) mbar_init(order(c), 128);
     fence_mbarrier_init();
   }
-  if constexpr (CLUSTER_M > 1) cluster_sync();
+  if constexpr (cm > 1) cluster_sync();
   else __syncthreads();
 
   const int wgi = threadIdx.x >> 7;  // warpgroup index, uniform per warp
@@ -703,13 +719,13 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
         tma_prefetch(&tmB);
         int s = 0;
         uint32_t ph = 0;
-        Schedule work(ntiles, nkb, cid, ncl);
+        Schedule work(ntiles, nkb, cid, ncl, cm == 1);
         int t, kb0, kb1;
 #pragma unroll 1
         while (work.next(t, kb0, kb1)) {
           int tmc, tn;
           tile_coords(t, ctiles_m, tiles_n, tmc, tn);
-          const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+          const int m0 = (tmc * cm + static_cast<int>(rank)) * BM, n0 = tn * BN;
           const bool a_in = m0 < M;  // else this CTA's rows are all past M (cluster edge)
           const int nb = min(NCHUNK, (N - n0 + 63) / 64);  // B chunks that touch the matrix
           const uint32_t bytes = (a_in ? A_STAGE_BYTES : 0) + nb * B_CHUNK_BYTES;
@@ -721,12 +737,12 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
 #pragma unroll
             for (int j = 0; j < NCHUNK; ++j) {
               if (j >= nb) break;
-              if constexpr (CLUSTER_M == 1) {
+              if constexpr (cm == 1) {
                 tma_load(sB(s) + j * B_CHUNK_BYTES, &tmB, n0 + 64 * j, kb * BK, full(s));
               } else {
-                if (j % CLUSTER_M == static_cast<int>(rank))
+                if (j % cm == static_cast<int>(rank))
                   tma_load_mc(sB(s) + j * B_CHUNK_BYTES, &tmB, n0 + 64 * j, kb * BK, full(s),
-                              static_cast<uint16_t>((1u << CLUSTER_M) - 1u));
+                              static_cast<uint16_t>((1u << cm) - 1u));
               }
             }
             if (++s == STAGES) { s = 0; ph ^= 1; }
@@ -738,13 +754,13 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       const int pt = threadIdx.x;
       int s = 0;
       uint32_t ph = 0;
-      Schedule work(ntiles, nkb, cid, ncl);
+      Schedule work(ntiles, nkb, cid, ncl, cm == 1);
       int t, kb0, kb1;
 #pragma unroll 1
       while (work.next(t, kb0, kb1)) {
         int tmc, tn;
         tile_coords(t, ctiles_m, tiles_n, tmc, tn);
-        const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+        const int m0 = (tmc * cm + static_cast<int>(rank)) * BM, n0 = tn * BN;
 #pragma unroll 1
         for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(empty(s), ph ^ 1);  // remote consumers arrive on it too
@@ -763,7 +779,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
     float acc[MSUB][ACC_N];
     int s = 0;
     uint32_t ph = 0;
-    Schedule work(ntiles, nkb, cid, ncl);
+    Schedule work(ntiles, nkb, cid, ncl, cm == 1);
     int t, kb0, kb1;
     [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
 #pragma unroll 1
@@ -781,7 +797,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       }
       int tmc, tn;
       tile_coords(t, ctiles_m, tiles_n, tmc, tn);
-      const int m0 = (tmc * CLUSTER_M + static_cast<int>(rank)) * BM, n0 = tn * BN;
+      const int m0 = (tmc * cm + static_cast<int>(rank)) * BM, n0 = tn * BN;
       zero_acc(acc);
       fence_acc(acc);
       int prev = 0;
@@ -795,10 +811,10 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
           // The previous k-block's wgmmas are done: hand its stage back to the producer(s).
           wgmma_wait<1>();
           if (lt == 0) {
-            if constexpr (CLUSTER_M == 1) mbar_arrive(empty(prev));
+            if constexpr (cm == 1) mbar_arrive(empty(prev));
             else {
 #pragma unroll
-              for (int c = 0; c < CLUSTER_M; ++c) mbar_arrive_cluster(empty(prev), c);
+              for (int c = 0; c < cm; ++c) mbar_arrive_cluster(empty(prev), c);
             }
           }
         }
@@ -809,10 +825,10 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
       wgmma_wait<0>();
       fence_acc(acc);
       if (lt == 0) {
-        if constexpr (CLUSTER_M == 1) mbar_arrive(empty(prev));
+        if constexpr (cm == 1) mbar_arrive(empty(prev));
         else {
 #pragma unroll
-          for (int c = 0; c < CLUSTER_M; ++c) mbar_arrive_cluster(empty(prev), c);
+          for (int c = 0; c < cm; ++c) mbar_arrive_cluster(empty(prev), c);
         }
       }
 #if KGEN_STREAM_K
@@ -836,7 +852,7 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
     if (tma_epi && lt == 0) bulk_wait0();  // stores done before the CTA (and its smem) goes away
   }
   // No CTA may leave while its cluster peer can still arrive on its barriers or write its smem.
-  if constexpr (CLUSTER_M > 1) cluster_sync();
+  if constexpr (cm > 1) cluster_sync();
 
 #else
   // ====================== simple one-warpgroup kernel (fallback) ======================
@@ -906,5 +922,19 @@ KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUt
     else store_tile(acc, C, m0, n0, M, N, tid);
   }
   if (tma_epi && tid == 0) bulk_wait0();
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) KGEN_CLUSTER_ATTR
+KGEN_KERNEL(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+            const __grid_constant__ CUtensorMap tmC, const T* __restrict__ A,
+            const T* __restrict__ B, T* __restrict__ C, int M, int N, int K) {
+#if CLUSTER_AT_LAUNCH
+  const uint32_t cluster = cluster_nctarank();  // 1: launched without a cluster
+  if (cluster == 1) gemm_body<1>(tmA, tmB, tmC, A, B, C, M, N, K);
+  else if (cluster == CLUSTER_M) gemm_body<CLUSTER_M>(tmA, tmB, tmC, A, B, C, M, N, K);
+  else __trap();  // a cluster size this kernel was not built for
+#else
+  gemm_body<CLUSTER_M>(tmA, tmB, tmC, A, B, C, M, N, K);
 #endif
 }

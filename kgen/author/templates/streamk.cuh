@@ -35,12 +35,15 @@
 
 struct Schedule {
   int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
-  __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g) : nkb(nkb_), stride(g), t_dp(c) {
+  // cut_ok = false: whole tiles only (the wgmma kernel launched with clusters).
+  __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g, bool cut_ok = true)
+      : nkb(nkb_), stride(g), t_dp(c) {
     int cut = 0;
     users = 0;
 #if KGEN_STREAM_K
     // cut * nkb < 2 * SK_SLOTS * nkb must stay an int: K up to BK * (2^30 / SK_SLOTS).
-    const int left = ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS ? ntiles % g : 0;
+    const int left =
+        cut_ok && ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS ? ntiles % g : 0;
 #if SK_SPREAD
     if (left) {
       cut = left + g;

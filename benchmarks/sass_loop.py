@@ -113,20 +113,26 @@ def parse_sass(text: str) -> dict[str, list[Instruction]]:
 
 
 def main_loop(code: list[Instruction]) -> list[Instruction]:
-    """The innermost loop (a backward branch's span) holding the most FMA-class instructions;
-    empty when no loop has any."""
+    """The innermost loop (a backward branch's span holding no shorter loop with FMA-class
+    instructions) with the most of them, the shorter on a tie; empty when no loop has any. A loop
+    that merely encloses FMA loops is not one: a kernel with two copies of its main loop (the
+    wgmma kernel built for two cluster sizes) may have a backward branch around both."""
     index = {ins.address: i for i, ins in enumerate(code)}
-    best: list[Instruction] = []
-    best_fmas = 0
+    spans = []  # (first index, last index, FMA-class count) of every loop that has any
     for i, ins in enumerate(code):
         m = _BRANCH.search(ins.text)
         if not m or int(m.group(1), 16) > ins.address or int(m.group(1), 16) not in index:
             continue
-        body = code[index[int(m.group(1), 16)]:i + 1]
-        fmas = sum(x.opcode in FMA_OPS for x in body)
-        if fmas > best_fmas or (fmas == best_fmas and fmas and len(body) < len(best)):
-            best, best_fmas = body, fmas
-    return best
+        start = index[int(m.group(1), 16)]
+        fmas = sum(x.opcode in FMA_OPS for x in code[start:i + 1])
+        if fmas:
+            spans.append((start, i, fmas))
+    innermost = [(a, b, f) for a, b, f in spans
+                 if not any(a <= a2 and b2 <= b and (a2, b2) != (a, b) for a2, b2, _ in spans)]
+    if not innermost:
+        return []
+    a, b, _ = max(innermost, key=lambda span: (span[2], -(span[1] - span[0])))
+    return code[a:b + 1]
 
 
 def _bytes_moved(ins: Instruction) -> int:

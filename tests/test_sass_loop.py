@@ -79,6 +79,19 @@ def test_main_loop_is_the_fma_loop(fixture_code):
     assert rows[0].fmas == 16 and rows[0].cycles == sum(x.stall for x in loop)
 
 
+def test_main_loop_is_innermost_where_a_branch_encloses_two_copies():
+    """Two FMA loops (a kernel body built twice) and a backward branch around both: the outer
+    span holds more FMAs but is not a main loop; the inner one with more FMAs is."""
+    code = program(("MOV R0, RZ", control()),             # 0x00: the outer loop's head
+                   ("FFMA R6, R4, R5, R6", control()),    # 0x10: first copy
+                   ("@P0 BRA 0x10", control()),           # 0x20
+                   ("FFMA R7, R4, R5, R7", control()),    # 0x30: second copy, two FMAs
+                   ("FFMA R8, R4, R5, R8", control()),    # 0x40
+                   ("@P1 BRA 0x30", control()),           # 0x50
+                   ("@P2 BRA 0x0", control()))            # 0x60: around both
+    assert [x.address for x in main_loop(code)] == [0x30, 0x40, 0x50]
+
+
 def test_near_shared_loads_counts_issue_cycles_to_the_first_wait():
     code = program(("LDS R8, [R2]", control(sets=0)),
                    ("FFMA R10, R4, R5, R10", control(stall=4)),

@@ -1,7 +1,8 @@
 """The Hopper gemm template's parameters and rendering (the CUDA is templates/gemm_wgmma.cu):
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
-clusters of 2 along M multicasting B, optional stream-K for a last, partial round of tiles (each
+clusters of 2 along M multicasting B (always, or chosen per size at launch: cluster=0), optional
+stream-K for a last, partial round of tiles (each
 cut along K over about 4 CTAs, partial sums passed through a static workspace), optional
 ping-pong consumers (each with whole tiles, taking turns, so one's epilogue overlaps the other's
 main loop), float16/bfloat16 on sm_90a only.

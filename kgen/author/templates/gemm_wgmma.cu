@@ -16,7 +16,9 @@
 //     the host's choice: #SMs (persistent) or #tiles (one tile per CTA); grouped tile order
 //     (GROUP_M cluster-tile rows per group); optional thread-block cluster of CLUSTER_M = 2 CTAs
 //     along M that share the B tile through TMA multicast (each CTA loads half of B's 64-column
-//     chunks into both CTAs); consumers release a stage to every CTA of the cluster; with SK = 1
+//     chunks into both CTAs); consumers release a stage to every CTA of the cluster (with
+//     CLUSTER_AT_LAUNCH = 1 the launch decides: kgen's builtin author launches clusters only where
+//     B's rows are not 32-byte aligned, where they halve the L2 sectors B costs); with SK = 1
 //     (clusters of 1), the tiles of a last, partial round are cut along K over about 4 CTAs each,
 //     partial sums passed through a static workspace (see "The work of one persistent CTA").
 //     PP = 1 (ping-pong): the consumers take turns instead of sharing each tile: each owns whole

@@ -13,6 +13,8 @@
 #   bash benchmarks/s14-2026-12-05/device.sh auto      (at most 10 minutes)
 #     cluster=0 built as two specialized bodies, now the default: the wgmma GPU tests, one CTA
 #     against it twice, alternating, at the same sizes, and make bench for bfloat16.
+#   bash benchmarks/s14-2026-12-05/device.sh bench-f16 (at most 5 minutes)
+#     make bench for float16.
 set -uo pipefail
 what=${1:-diag}
 OUT=${OUT:-/tmp/kgen-out}; mkdir -p "$OUT"
@@ -49,4 +51,9 @@ if [ "$what" = auto ]; then
     --json "$OUT/auto-bf16.json" 2>&1 | tee "$OUT/auto-bf16.log"
   timeout 290 python3 -m benchmarks.bench_table --dtypes bfloat16 --ops "" --out "$OUT/bench" \
     2>&1 | tee "$OUT/bench-bf16.log" | tail -12
+fi
+if [ "$what" = bench-f16 ]; then
+  # make bench's gemm table for float16 (run on the warm machine right after `auto`).
+  timeout 250 python3 -m benchmarks.bench_table --dtypes float16 --ops "" --out "$OUT/bench" \
+    2>&1 | tee "$OUT/bench-f16.log" | tail -9
 fi

@@ -100,9 +100,10 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
     # 0.1725 -> 0.1345 ms, 4224x4352x2048 0.1169 -> 0.1114 ms; where nothing is cut it costs
     # 0.3-1% (H200, 2026-12-04, benchmarks/h200-2026-12-04-s9/sk-final-bfloat16.log).
     # cluster=0 (fourteenth session): the same kernel, launched with clusters of 2 where B's rows
-    # are misaligned (wgmma.MISALIGNED_B). bfloat16 on the H200, one CTA against it:
-    # 3000x5000x2000 0.1116 -> 0.1057 ms (0.85x -> 0.89x), and where nothing changes it launches
-    # the same code as cluster=1 (benchmarks/s14-2026-12-05/).
+    # are misaligned (wgmma.MISALIGNED_B). bfloat16 on the H200, one CTA against it, twice each:
+    # 3000x5000x2000 0.1116 / 0.1114 -> 0.1031 / 0.1033 ms (0.84x -> 0.91x); at 4096^3, 8192^3
+    # and 3072x5120x2048 the same times (it launches the same code as cluster=1 there)
+    # (benchmarks/s14-2026-12-05/device-auto/).
     "wgmma": (WgmmaParams(stages=3, epi=1, sk=1, cluster=0), WgmmaParams(stages=3, epi=1, sk=1),
               WgmmaParams(sk=1)),
 }

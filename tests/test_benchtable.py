@@ -140,13 +140,14 @@ def test_mem_sweep_ranks_by_the_median_over_passes_and_shows_their_range(capsys)
 
 
 def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
-    p = configure("sm_90a", "bfloat16", "bn=192 stages=4")
+    p = configure("sm_90a", "bfloat16", "bn=192 stages=4 cluster=1")
     assert (p.template, p.bn, p.stages, p.bm) == ("wgmma", 192, 4, 128)
     assert configure("sm_90", "float32", "").template == "simt"
     with pytest.raises(SystemExit, match="'tiles=3' is not field=integer.*bn"):
         configure("sm_90a", "bfloat16", "tiles=3")
-    with pytest.raises(SystemExit, match="cluster of 2 splits"):
-        configure("sm_90a", "bfloat16", "bn=192 cluster=2")
+    for cluster in (2, 0):  # 0: clusters of 2 at some sizes (the default)
+        with pytest.raises(SystemExit, match="clusters of 2 split"):
+            configure("sm_90a", "bfloat16", f"bn=192 cluster={cluster}")
     with pytest.raises(SystemExit, match="--dtype int32: no gemm template"):
         configure("sm_90", "int32", "")
     with pytest.raises(SystemExit, match="--arch sm_999"):

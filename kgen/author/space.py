@@ -172,7 +172,8 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
     elif p.acc_per_thread > 128:
         out.append(f"{p.acc_per_thread} accumulators per thread would exceed the register cap")
     if p.cluster != 1 and (p.bn // 64) % 2:
-        out.append("a cluster of 2 splits B's 64-column chunks evenly")
+        out.append(f"clusters of 2 split B's 64-column chunks evenly (cluster={p.cluster}: "
+                   f"{'always' if p.cluster else 'where N % 16 != 0'}), not {p.bn // 64}")
     if p.sk and p.cluster > 1:
         out.append("stream-K pieces are per CTA: clusters of 1 only")
     return out

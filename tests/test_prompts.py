@@ -162,9 +162,10 @@ def test_generate_prompt_carries_spec_and_arch_facts(specs):
     assert "M=127 N=129 K=65" in user  # the odd test sizes are announced
     assert "up to 227 KiB" in user and "wgmma" in user and "this target is arch-specific" in user
     assert "mbarrier.arrive.shared::cluster.b64" in user  # the measured cluster-release pitfall
+    assert "N % 16 != 0" in user  # the measured cost of rows TMA reads across sectors
     old = prompts.build_messages(_task("generate", gemm, "float16", "sm_75"), ())[1]["content"]
     assert "no (do not use cp.async)" in old and "up to 64 KiB" in old
-    assert "Thread-block clusters" not in old
+    assert "Thread-block clusters" not in old and "N % 16" not in old
 
 
 def test_fix_prompt_has_numbered_file_and_summary_not_raw_log(specs):

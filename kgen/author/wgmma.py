@@ -2,10 +2,9 @@
 wgmma fed by TMA into 128B-swizzled shared memory, an mbarrier ring, a producer warpgroup and
 CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped order, optional
 clusters of 2 along M multicasting B (always, or chosen per size at launch: cluster=0), optional
-stream-K for a last, partial round of tiles (each
-cut along K over about 4 CTAs, partial sums passed through a static workspace), optional
-ping-pong consumers (each with whole tiles, taking turns, so one's epilogue overlaps the other's
-main loop), float16/bfloat16 on sm_90a only.
+stream-K for a last, partial round of tiles (each cut along K over about 4 CTAs, partial sums
+passed through a static workspace), optional ping-pong consumers (each with whole tiles, taking
+turns, so one's epilogue overlaps the other's main loop), float16/bfloat16 on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same
 kernel: kgen passes zero tensor maps there (tmap optional=1) and the kernel loads through its
@@ -33,7 +32,7 @@ class WgmmaParams:
     cluster: int = 1
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
-    sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (clusters of 1 only)
+    sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (launches with no cluster)
     pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
 
     template = "wgmma"
@@ -72,7 +71,7 @@ _TYPES = {
 # (3072x5000x2048: 0.1087 ms against 0.0986 at N = 5008) and clusters of 2 won it back (0.1023;
 # 3000x5000x2000: 0.1034 against 0.1116), while at aligned sizes they cost 3-4% (4096^3: 0.1875
 # against 0.1816) (benchmarks/s14-2026-12-05/).
-MISALIGNED_B = "N % 16 != 0"
+MISALIGNED_B, ALIGNED_B = "N % 16 != 0", "N % 16 == 0"
 
 
 def launch_lines(p: WgmmaParams, name: str) -> tuple[str, ...]:
@@ -89,7 +88,7 @@ def launch_lines(p: WgmmaParams, name: str) -> tuple[str, ...]:
     if p.cluster:
         return (line(p.cluster),)
     return (line(2, f" cluster=(2, 1, 1) when=({MISALIGNED_B})"),
-            line(1, f" when=({MISALIGNED_B.replace('!=', '==')})"))
+            line(1, f" when=({ALIGNED_B})"))
 
 
 def render(p: WgmmaParams, dtype: str) -> str:

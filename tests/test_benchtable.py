@@ -128,15 +128,24 @@ def test_search_spread_counts_candidates_to_within_five_percent_of_the_long_best
     assert "best 3.0000 ms (f)" in text and "[4, 4, 2]" in text
 
 
-def test_mem_sweep_ranks_by_the_median_over_passes_and_shows_their_range(capsys):
-    from benchmarks.mem_sweep import _summary
+def test_mem_sweep_ranks_by_the_median_over_passes_and_shows_their_range():
+    from benchmarks.mem_sweep import summarize
 
-    rows = [{"choices": "a", "ms": ms, "baseline_ms": 0.076} for ms in (0.067, 0.103, 0.070)]
-    rows += [{"choices": "b", "ms": ms, "baseline_ms": 0.080} for ms in (0.072, 0.072, 0.074)]
-    _summary("sum", rows)
-    out = capsys.readouterr().out.splitlines()
-    assert out == ["best sum: 0.0700 ms (median of 3, passes 0.0670-0.1030), eager 0.0760: a",
-                   "best sum: 0.0720 ms (median of 3, passes 0.0720-0.0740), eager 0.0800: b"]
+    def row(choices, ms, eager, shares=()):
+        return {"choices": choices, "ms": ms, "baseline_ms": eager,
+                "per_size": [{"fraction": f} for f in shares]}
+
+    rows = [row("a", ms, 0.076) for ms in (0.067, 0.103, 0.070)]
+    rows += [row("b", ms, 0.080) for ms in (0.072, 0.072, 0.074)]
+    assert summarize("sum", rows) == [
+        "best sum: 0.0700 ms (median of 3, passes 0.0670-0.1030), eager 0.0760: a",
+        "best sum: 0.0720 ms (median of 3, passes 0.0720-0.0740), eager 0.0800: b"]
+    # Each size's share is the median over passes, in the spec's size order.
+    rows = [row("c", 0.086, 0.136, (0.94, 0.888, 0.93)), row("c", 0.087, 0.136, (0.95, 0.90, 0.92)),
+            row("c", 0.085, 0.137, (0.93, 0.89, 0.94))]
+    assert summarize("argmax", rows) == [
+        "best argmax: 0.0860 ms (median of 3, passes 0.0850-0.0870), shares 94.0/89.0/93.0, "
+        "eager 0.1360: c"]
 
 
 def test_gemm_configs_changes_the_default_and_names_what_it_cannot():

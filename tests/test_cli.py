@@ -48,6 +48,17 @@ def test_generate_without_arch_or_gpu_is_one_clear_error(tmp_path):
     assert "pass --arch" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.skipif(HAVE_GPU, reason="the arch comes from the local GPU here")
+@pytest.mark.parametrize("args, words", [(["generate", "--op", "softmaxx"], "unknown op"),
+                                         (["generate", "--op", "gemm", "--dtype", "int8"],
+                                          "no dtype"),
+                                         (["fix", "missing.cu"], "no such file")])
+def test_a_typo_is_named_before_the_missing_arch(tmp_path, args, words):
+    result = invoke(*args, "--out", str(tmp_path / "run"))
+    assert result.exit_code == 2 and words in result.output, result.output
+    assert "pass --arch" not in result.output
+
+
 def test_generate_bad_inputs_exit_2(tmp_path):
     bad = tmp_path / "spec.yaml"
     bad.write_text("name: x\nsizes: [N]\ntensors: {}\n")

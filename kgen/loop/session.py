@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgen import models, process
-from kgen.arch import Arch, local_gpu, parse_arch
+from kgen.arch import local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
 from kgen.errors import KgenError, UsageError
@@ -211,13 +211,14 @@ def resolve_arch(arch: str | None) -> str:
 
 
 def build_task(config: RunConfig) -> Task:
-    arch = parse_arch(resolve_arch(config.arch))
+    """The run's task. What the user typed (the op, the dtype, the file) is checked before the
+    architecture is looked for, so a typo is named even on a machine with no GPU."""
     if config.mode == "fix":
-        return _fix_task(config, arch)
+        return _fix_task(config)
     spec = op_spec(config)
     dtype = config.dtype or next(iter(spec.dtypes))
     spec.check_dtype(dtype)
-    return Task("generate", arch, spec, dtype)
+    return Task("generate", parse_arch(resolve_arch(config.arch)), spec, dtype)
 
 
 def op_spec(config: RunConfig) -> OpSpec:
@@ -227,10 +228,11 @@ def op_spec(config: RunConfig) -> OpSpec:
     return load_op(config.op, Path(config.op_file) if config.op_file else None)
 
 
-def _fix_task(config: RunConfig, arch: Arch) -> Task:
+def _fix_task(config: RunConfig) -> Task:
     path = Path(str(config.input_path))
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
+    arch = parse_arch(resolve_arch(config.arch))
     source = path.read_bytes().decode("utf-8", errors="replace")
     contract, _ = parse_contract(source, None)
     op = config.op or (contract.op if contract else None)

@@ -78,8 +78,8 @@ def main(ops: tuple[str, ...], dtype: str, where: str, limit: int, repeat: int,
                     row = {"op": op, "dtype": dtype, "pass": rep, "choices": p.choices,
                            "verdict": result.verdict if result else "not run",
                            "seconds": round(time.monotonic() - started, 2)}
-                    if result and result.timings:
-                        t = overall(result.timings)  # the loop's objective
+                    t = overall(result.timings) if result else None  # the loop's objective
+                    if result and t:
                         row.update(ms=t.ms, p20_ms=t.p20_ms, p80_ms=t.p80_ms,
                                    baseline_ms=t.baseline_ms, fraction=t.roofline_fraction,
                                    per_size=[_size_row(s) for s in result.timings])

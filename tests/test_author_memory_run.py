@@ -92,7 +92,9 @@ def test_other_paths_compute_the_op_on_the_emulator(item, tmp_path):
 
 @emulator
 @pytest.mark.parametrize("p", [RowParams("argmax", 32, 8, 4, 4, 0),
-                               RowParams("argmax", 256, 1, 8, 1, 0)], ids=["warp", "block"])
+                               RowParams("argmax", 256, 1, 8, 1, 0),
+                               RowParams("argmax", 256, 2, 8, 4, 0, 1)],
+                         ids=["warp", "block", "default"])
 def test_argmax_takes_the_first_of_tied_maxima(p, tmp_path):
     """Integer-valued inputs tie often, across lanes, warps and chunks; a last-index rule or a
     lane-order merge fails, which shows these checks can fail."""

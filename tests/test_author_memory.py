@@ -121,6 +121,9 @@ def test_rowwise_defaults_keep_the_bench_row_in_registers_or_all_in_flight():
         p, why = family("argmax").first(SM90, dtype)
         assert (p.tpr, p.rpb, p.vec, p.cache, p.hint) == (256, 2, vec, loads, 1)
         assert p.chunk == 8192 and "slowest size" in why
+    shorter = dataclasses.replace(SPECS["argmax"], bench_sizes=({"M": 1024, "N": 1000},))
+    p, _ = family_for(shorter).first(SM90, "float32")  # rows the sweep did not cover
+    assert (p.tpr, p.rpb, p.cache) == (128, 1, 16)
     long_rows = dataclasses.replace(SPECS["softmax"], bench_sizes=({"M": 4096, "N": 32768},))
     p, why = family_for(long_rows).first(SM90, "float32")
     # 8 float4s per thread fit the 64 registers of a 1024-thread block (ptxas: 56)

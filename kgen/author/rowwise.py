@@ -141,11 +141,12 @@ def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
         # per block (96% in `make bench`); max at 94.6% with 2 rows per block; argmax at 93.3%
         # with 1 (its value-and-index pairs: 88% with 2). The warp-per-row default they had
         # before ran at 84-87% in the same sweeps (benchmarks/h200-2026-12-03-s5/).
-        if op == "argmax":
-            # Judged at all three bench sizes (benchmarks/s14-2026-12-05/, two passes in fresh
-            # workers): the one configuration whose slowest size (8192 x 8192) kept 90% of the
-            # copy bandwidth, 90.0-90.2%, against 88.8-88.9% for 128 threads x 16 loads, 1 row
-            # per block (the geometric mean of the three times 0.3% behind it, within noise).
+        if op == "argmax" and n >= 4096:
+            # Judged at all three bench sizes, N = 4096 and 8192 (benchmarks/s14-2026-12-05/, two
+            # passes in fresh workers): the one configuration whose slowest size (8192 x 8192)
+            # kept 90% of the copy bandwidth, 90.0-90.2%, against 88.8-88.9% for 128 threads x 16
+            # loads, 1 row per block (the geometric mean of the three times 0.3% behind it,
+            # within noise). Shorter rows keep that former default.
             loads = max(1, 32 // vec)
             return RowParams(op, 256, 2, vec, loads, 0, 1), (
                 f"each row of {n} (the first bench size) is read once: 256 threads per row, 2 "
@@ -153,10 +154,11 @@ def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
                 "read evict-first (of a sweep of this template on an H200 at every bench size, "
                 "the one whose slowest size kept 90% of the copy bandwidth)")
         full = max(1, 64 // vec)
-        return RowParams(op, 128, 2, vec, full, 0, 1), (
-            f"each row of {n} (the first bench size) is read once: 128 threads per row, 2 "
-            f"rows per 256-thread block, up to {full} 16-byte loads in flight per thread, read "
-            "evict-first (the best of a sweep of this template on an H200)")
+        rpb = 1 if op == "argmax" else 2
+        return RowParams(op, 128, rpb, vec, full, 0, 1), (
+            f"each row of {n} (the first bench size) is read once: 128 threads per row, {rpb} "
+            f"row(s) per {128 * rpb}-thread block, up to {full} 16-byte loads in flight per "
+            "thread, read evict-first (the best of a sweep of this template on an H200)")
     tpr = min(1024, max(32, memspace.pow2_at_least(-(-n // (vec * cache)))))
     cache = min(16, memspace.pow2_at_least(-(-n // (tpr * vec))))  # more only past 1024 threads
     online = int(op in ONLINE_OPS)

@@ -98,8 +98,19 @@ def test_spec_sources_and_their_errors(tmp_path):
         spec_from(str(tmp_path / "nothing"))
     broken = tmp_path / "broken.py"
     broken.write_text("import torch\nclass Model:\n    pass\n")
-    with pytest.raises(UsageError, match="defines no get_inputs"):
+    with pytest.raises(UsageError, match="defines no get_inputs or get_init_inputs"):
         load_problem(broken)
+    # A file that is not a problem is refused before any of it runs.
+    marker = tmp_path / "ran"
+    stray = tmp_path / "script.py"
+    stray.write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    with pytest.raises(UsageError, match="defines no Model, get_inputs or get_init_inputs"):
+        load_problem(stray)
+    assert not marker.exists()
+    text = tmp_path / "notes.py"
+    text.write_text("these are notes, not code\n")
+    with pytest.raises(UsageError, match=r"not Python: invalid syntax \(line 1\)"):
+        load_problem(text)
     crashing = tmp_path / "crashing.py"
     crashing.write_text((DATA / "l1_relu.py").read_text().replace("return [x]", "return [x, 1]"))
     with pytest.raises(UsageError, match="item 1 is a int: only tensors convert"):

@@ -29,6 +29,31 @@ class Refused(Exception):
     """What does not convert, in words for the user."""
 
 
+PARTS = ("Model", "get_inputs", "get_init_inputs")
+
+
+def undefined_parts(source: str) -> list[str]:
+    """Which of a problem's three parts the file's top level neither defines, assigns nor
+    imports, read without running it: a file that is not a problem is refused before it runs.
+    Raises Refused for a file that is not Python."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise Refused(f"not Python: {exc.msg} (line {exc.lineno})") from exc
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(a.name == "*" for a in node.names):
+                return []  # a star import may bring any of them
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            names.update(t.id for t in ast.walk(node) if isinstance(t, ast.Name)
+                         and isinstance(t.ctx, ast.Store))
+    return [part for part in PARTS if part not in names]
+
+
 def random_calls(source: str) -> list[str]:
     """`line N: torch.rand(...)` for each random call inside Model's methods (an AST scan)."""
     found = []
@@ -118,7 +143,12 @@ def probe(path: Path) -> dict[str, Any]:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    source = path.read_text()
+    source = path.read_text(errors="replace")
+    missing = undefined_parts(source)
+    if missing:
+        listed = ", ".join(missing[:-1]) + (" or " if len(missing) > 1 else "") + missing[-1]
+        raise Refused(f"the file defines no {listed} at its top level (a KernelBench problem "
+                      "has class Model, get_inputs and get_init_inputs); nothing in it was run")
     static = random_calls(source)
     if static:
         raise Refused(f"forward uses randomness ({'; '.join(static)}): its output is not a "

@@ -48,9 +48,12 @@ def undefined_parts(source: str) -> list[str]:
             if any(a.name == "*" for a in node.names):
                 return []  # a star import may bring any of them
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        else:
-            names.update(t.id for t in ast.walk(node) if isinstance(t, ast.Name)
-                         and isinstance(t.ctx, ast.Store))
+        else:  # assignments, and definitions inside `if` or `try` blocks (read permissively)
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                    names.add(inner.id)
+                elif isinstance(inner, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.add(inner.name)
     return [part for part in PARTS if part not in names]
 
 

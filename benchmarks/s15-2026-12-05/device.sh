@@ -29,17 +29,13 @@ if [ "$what" = ops ]; then
     | tee "$OUT/test-gpu-argmax.log" | tail -4
 fi
 if [ "$what" = wide ]; then
-  python3 - "$OUT" <<'PY'
-import sys
-from kgen.arch import parse_arch
-from kgen.author import space
-p = space.default(parse_arch("sm_90a"), "bfloat16")
-source = space.render(p, "bfloat16")
-open(f"{sys.argv[1]}/wgmma-default.cu", "w").write(source)
-wide = source.replace("#define SK_SPREAD 0", "#define SK_SPREAD 0\n#define SK_WIDE 1")
-assert wide != source
-open(f"{sys.argv[1]}/wgmma-wide.cu", "w").write(wide)
-PY
+  # The default as the builtin author writes it (no GPU needed: the first clean compile), and
+  # the same file with SK_WIDE 1.
+  timeout 120 python3 -m kgen generate --op gemm --arch sm_90a --dtype bfloat16 --no-gpu \
+    --rounds 1 --out "$OUT/render" > /dev/null
+  cp "$OUT/render/best.cu" "$OUT/wgmma-default.cu"
+  sed 's|^#define SK_SPREAD 0 |#define SK_WIDE 1\n&|' "$OUT/wgmma-default.cu" > "$OUT/wgmma-wide.cu"
+  grep -q '^#define SK_WIDE 1' "$OUT/wgmma-wide.cu" || { echo "SK_WIDE not set"; exit 1; }
   for v in default wide; do
     timeout 150 python3 -m kgen profile "$OUT/wgmma-$v.cu" --arch sm_90a --op gemm \
       --dtype bfloat16 > "$OUT/profile-$v.txt" 2>&1

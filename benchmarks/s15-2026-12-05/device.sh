@@ -15,8 +15,7 @@
 #     cluster=0 and the argmax default).
 set -uo pipefail
 what=${1:-ops}
-OUT=${OUT:-/tmp/kgen-out}; mkdir -p "$OUT"
-source scripts/device-env.sh
+source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
 if [ "$what" = ops ]; then
   timeout 200 python3 -m benchmarks.mem_sweep --op argmax --dtype float32 --repeat 2 \

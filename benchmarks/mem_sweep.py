@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -84,8 +85,9 @@ def main(ops: tuple[str, ...], dtype: str, where: str, limit: int, repeat: int,
                                    baseline_ms=t.baseline_ms, fraction=t.roofline_fraction,
                                    per_size=[_size_row(s) for s in result.timings])
                     rows.append(row)
+                    each = _shares([s["fraction"] for s in row.get("per_size", ())])
                     click.echo(f"{op} pass {rep} {row['verdict']:<6} {row.get('ms') or 0:.4f} ms "
-                               f"worst {row.get('fraction') or 0:6.1%} ({_shares(row)})  eager "
+                               f"worst {row.get('fraction') or 0:6.1%} ({each})  eager "
                                f"{row.get('baseline_ms') or 0:.4f}  {p.choices}")
                     if json_path:
                         json_path.write_text(json.dumps(rows, indent=1))
@@ -97,10 +99,9 @@ def _size_row(t: Timing) -> dict:
             "fraction": t.roofline_fraction}
 
 
-def _shares(row: dict) -> str:
+def _shares(fractions: Sequence[float | None]) -> str:
     """Each bench size's share of the copy bandwidth, in the spec's size order: "94.1/88.9/93.8"."""
-    return "/".join(f"{100 * s['fraction']:.1f}" if s.get("fraction") else "-"
-                    for s in row.get("per_size", ()))
+    return "/".join(f"{100 * f:.1f}" if f else "-" for f in fractions)
 
 
 def summarize(op: str, timed: list[dict]) -> list[str]:
@@ -116,9 +117,8 @@ def summarize(op: str, timed: list[dict]) -> list[str]:
         eager = statistics.median(r["baseline_ms"] for r in runs)
         spread = f", passes {ms[0]:.4f}-{ms[-1]:.4f}" if len(ms) > 1 else ""
         sizes = len(runs[0].get("per_size", ()))
-        median = {"per_size": [
-            {"fraction": statistics.median(r["per_size"][i]["fraction"] or 0 for r in runs)}
-            for i in range(sizes)]}
+        median = [statistics.median(r["per_size"][i]["fraction"] or 0 for r in runs)
+                  for i in range(sizes)]
         shares = f", shares {_shares(median)}" if sizes else ""
         lines.append(f"best {op}: {statistics.median(ms):.4f} ms (median of {len(ms)}{spread})"
                      f"{shares}, eager {eager:.4f}: {choices}")

@@ -34,6 +34,13 @@ STALL_HINTS = {
     "math_pipe_throttle": "a math pipe is full: fine when compute-bound",
     "lg_throttle": "too many global memory instructions: vectorize (float4)",
 }
+# DRAM the busiest unit but below its roof (85%, ncu-feedback.md §8): on an H100 a copy with one
+# float per thread in flight moved 70% of peak with long_scoreboard 87% of stalls, where four
+# float4 loads per thread reach the roof. Fewer bytes is not the first lever there.
+DRAM_BELOW_ROOF = ("DRAM is the busiest unit but below its roof: more bytes in flight per SM "
+                   "(16-byte loads, several independent loads per thread before the first use) "
+                   "can still raise it; once at the roof, only fewer bytes (reuse, fusion, "
+                   "smaller types) help")
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,8 @@ class Profile:
 
     def hint(self) -> str:
         text = HINTS.get(self.bottleneck, "")
+        if self.bottleneck == "memory_dram" and not self.at_roofline:
+            text = DRAM_BELOW_ROOF
         if self.bottleneck == "latency_stalls" and self.stalls:
             text = STALL_HINTS.get(self.stalls[0][0], text)
         return text + (" (at the roofline: little is left to gain)" if self.at_roofline else "")

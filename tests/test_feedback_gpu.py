@@ -58,13 +58,19 @@ def test_a_copy_is_dram_bound():
     assert p.dram is not None and p.dram >= 60 and p.evidence[0].startswith("DRAM")
 
 
-def test_a_copy_with_too_little_in_flight_is_latency_bound():
-    """One float per thread keeps ~8 KiB of loads in flight per SM: on the H200 (2026-12-02) it
-    moved 2.6 TB/s, 55% of DRAM peak, with long_scoreboard 86% of stalls. Calling that DRAM-bound
-    would send the model after bandwidth it is not using."""
+def test_a_copy_with_too_little_in_flight_is_not_called_at_the_dram_roof():
+    """One float per thread keeps ~8 KiB of loads in flight per SM. On the H200 (2026-12-02) it
+    moved 2.6 TB/s, 55% of DRAM peak, with long_scoreboard 86% of stalls: latency_stalls. On an
+    H100 (2026-12-05), whose DRAM is slower, the same 2.4 TB/s is 70% of peak: memory_dram by
+    the rule, but below the roof. Either way the feedback must send the model after more loads
+    in flight, not after fewer bytes."""
     p = profiled((DATA / "kernels" / "scale_copy.cu").read_text(), SCALE)
-    assert p.bottleneck == "latency_stalls" and "long_scoreboard" in p.describe(), p.describe()
-    assert p.dram is not None and p.dram < 60
+    assert p.dram is not None and p.dram < 85 and not p.at_roofline, p.describe()
+    assert "long_scoreboard" in p.describe()
+    if p.dram < 60:
+        assert p.bottleneck == "latency_stalls", p.describe()
+    else:
+        assert p.bottleneck == "memory_dram" and "in flight" in p.hint(), p.describe()
 
 
 def test_the_naive_gemm_is_latency_or_l1_bound_with_evidence():

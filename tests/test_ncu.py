@@ -41,6 +41,15 @@ def test_a_copy_is_dram_bound_at_the_roofline():
     assert "top stalls: long_scoreboard 412%" in text
 
 
+def test_dram_below_its_roof_points_at_bytes_in_flight_not_fewer_bytes():
+    """On an H100 a one-float-per-thread copy moved 70% of DRAM peak, long_scoreboard 87% of
+    stalls: the class is memory_dram by the rule, but the lever is more loads in flight."""
+    below = Profile(bottleneck="memory_dram", at_roofline=False, stalls=(("long_scoreboard", 87),))
+    assert "in flight" in below.hint() and "below its roof" in below.hint()
+    at_roof = Profile(bottleneck="memory_dram", at_roofline=True)
+    assert at_roof.hint().startswith("DRAM bandwidth is the limit: only fewer bytes")
+
+
 def test_a_tensor_core_gemm_is_compute_bound_not_memory_bound():
     p = summary("tensor_gemm.csv")
     assert (p.bottleneck, p.at_roofline) == ("compute_tensor", True)

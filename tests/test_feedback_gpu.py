@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kgen.arch import local_gpu
+from kgen.arch import local_gpu, parse_arch
 from kgen.author.space import default, render
 from kgen.cli import KgenGroup
 from kgen.cli.gpu_cmds import bench, profile_cmd
@@ -94,6 +94,26 @@ def test_a_tensor_core_gemm_at_4096_cubed_is_compute_bound():
     assert p.sizes == {"M": 4096, "N": 4096, "K": 4096}
     assert p.bottleneck.startswith("compute"), p.describe()
     assert p.tensor is not None and p.tensor > 20
+
+
+def test_the_wgmma_default_is_profiled_at_the_one_line_that_runs():
+    """The sm_90a default has two launch lines for one kernel, chosen by `when` on N's alignment.
+    Counting both made ncu skip past the one launch that ran ("No kernels were profiled", on an
+    H100, 2026-12-05)."""
+    found = local_gpu()
+    if found is None or found[1].major_minor < 90:
+        pytest.skip("needs an sm_90 or newer GPU")
+    target = parse_arch("sm_90a")
+    source = render(default(target, "bfloat16"), "bfloat16")
+    contract, problems = parse_contract(source, GEMM)
+    assert contract is not None and len(contract.launches) == 2, problems
+    compiled = compile_source(source, target)
+    assert compiled.ok, compiled.summary
+    p = profile_only(compiled, contract, GEMM, target)
+    assert p is not None
+    print(p.describe())
+    assert not p.error, p.error
+    assert p.bottleneck == "compute_tensor" and p.kernel == contract.launches[0].kernel
 
 
 def sanitized(name: str):

@@ -4,6 +4,7 @@ line and error handling with a stand-in for the wrapped worker."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,13 +97,29 @@ def _request(launches=("gemm_k",)) -> EvalRequest:
 
 
 def test_command_measures_one_launch_per_kernel_after_the_warmup():
-    cmd = profile.command("/usr/bin/ncu", _request(("pass1", "pass2")).contract)
+    cmd = profile.command("/usr/bin/ncu", _request(("pass1", "pass2")).contract, SIZES)
     assert cmd[:5] == ["/usr/bin/ncu", "--target-processes", "all", "--clock-control", "none"]
     assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(pass1|pass2)$"
     assert cmd[cmd.index("--launch-skip") + 1] == str(2 * PROFILE_WARMUP)
     assert cmd[cmd.index("--launch-count") + 1] == "2"
     assert set(cmd[cmd.index("--metrics") + 1].split(",")) == set(ncu.METRICS)
     assert "--csv" in cmd and cmd[cmd.index("--page") + 1] == "raw"
+
+
+def test_command_counts_only_the_launch_lines_that_run_at_the_profiled_size():
+    """The wgmma default has two lines for one kernel, chosen by `when` on N's alignment: counted
+    both, ncu skipped past the one launch that ran ("No kernels were profiled", on an H100)."""
+    line = Launch("gemm_k", ("1",), ("128",), "0", ("A", "B", "C", "M", "N", "K"), 3)
+    contract = Contract("gemm", "bfloat16", (replace(line, when="N % 16 != 0", cluster=("2",)),
+                                             replace(line, when="N % 16 == 0")))
+    cmd = profile.command("/usr/bin/ncu", contract, {"M": 4096, "N": 4096, "K": 4096})
+    assert cmd[cmd.index("--launch-skip") + 1] == str(PROFILE_WARMUP)
+    assert cmd[cmd.index("--launch-count") + 1] == "1"
+    assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(gemm_k)$"
+    # A `when` over the SM count cannot be decided without the GPU: every line counts then.
+    unknown = Contract("gemm", "bfloat16", (replace(line, when="SMS > 100"), line))
+    cmd = profile.command("/usr/bin/ncu", unknown, {"M": 1, "N": 1, "K": 1})
+    assert cmd[cmd.index("--launch-count") + 1] == "2"
 
 
 def test_two_launches_profile_the_longest_and_list_the_other():

@@ -17,7 +17,8 @@ import time
 from dataclasses import replace
 
 from kgen import toolkit
-from kgen.contract import Contract
+from kgen.contract import Contract, Launch
+from kgen.expr import ExprError
 from kgen.findings import Profile
 from kgen.gpu import ncu, wrapped
 from kgen.wire import PROFILE_WARMUP, EvalRequest
@@ -27,14 +28,26 @@ _PERMISSION = ("ERR_NVGPUCTRPERM", "does not have permission", "LibraryNotLoaded
 _unusable: str | None = None  # set once ncu cannot profile on this machine: later ones skip
 
 
-def command(exe: str, contract: Contract) -> list[str]:
-    """The ncu command line that measures one launch of each of the contract's kernels."""
-    names = sorted({launch.kernel for launch in contract.launches})
+def command(exe: str, contract: Contract, sizes: dict[str, int]) -> list[str]:
+    """The ncu command line that measures one run of the launches that run at these sizes."""
+    launches = _running(contract, sizes)
+    names = sorted({launch.kernel for launch in launches})
     return [exe, "--target-processes", "all", "--clock-control", "none",
             "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
-            "--launch-skip", str(PROFILE_WARMUP * len(contract.launches)),
-            "--launch-count", str(len(contract.launches)),
+            "--launch-skip", str(PROFILE_WARMUP * len(launches)),
+            "--launch-count", str(len(launches)),
             "--metrics", ",".join(ncu.METRICS), "--csv", "--page", "raw", "--log-file", "{log}"]
+
+
+def _running(contract: Contract, sizes: dict[str, int]) -> tuple[Launch, ...]:
+    """The launch lines whose `when` holds at these sizes: counting the others too made ncu skip
+    past the profiled launch (the wgmma default has two lines, one per B alignment, and "No
+    kernels were profiled" on an H100). A `when` over SMS cannot be decided here, without the
+    GPU's count, so then every line counts, as before."""
+    try:
+        return contract.launches_at(sizes) or contract.launches
+    except ExprError:
+        return contract.launches
 
 
 def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
@@ -47,8 +60,8 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
         return Profile(error=f"Nsight Compute: {toolkit.missing('ncu')}", unavailable=True)
     if _unusable:
         return Profile(error=_unusable, unavailable=True)
-    run = wrapped.run(command(str(exe), request.contract), request, binary, "profile",
-                      timeout_s=timeout_s, unsafe=unsafe)
+    cmd = command(str(exe), request.contract, request.bench_sizes[0])
+    run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe)
     result = read(run, request)
     if result.error and any(m in run.text + run.output for m in _PERMISSION):
         _unusable = result.error

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Prepared in the fifteenth session, which was lent no device: the calls that decide what it left
-# open. Not run yet. From the repository root (carry .deb and .whl), results under $OUT:
+# open. The sixteenth session, lent only an H100, ran test-gpu, the first two steps of ops and
+# wide (its profiles found no launch: kgen profile counted both of the default's launch lines;
+# fixed since, not re-run); results in benchmarks/s16-2026-12-05/. From the repository root
+# (carry .deb and .whl), results under $OUT:
 #   bash benchmarks/s15-2026-12-05/device.sh ops      (at most 8 minutes)
 #     argmax's new default (256 threads per row, 2 rows per block) against its neighbours at every
 #     bench size, twice in fresh workers (mem_sweep now prints each size's share), then the ops

@@ -112,7 +112,7 @@ def run_loop(task: Task, model: Model, checker: Checker, run_dir: RunDir, budget
             for reply, attempt in round_:
                 trajectory.tokens += reply.usage.total
                 if attempt is None:
-                    trajectory.stop_reason = f"the model gave up: {reply.give_up}"
+                    trajectory.stop_reason = f"the model ended the search: {reply.give_up}"
                     return trajectory
                 run_dir.save_attempt(attempt, reply.text)
                 trajectory.attempts.append(attempt)

@@ -41,9 +41,10 @@ def command(exe: str, contract: Contract, sizes: dict[str, int]) -> list[str]:
 
 def _running(contract: Contract, sizes: dict[str, int]) -> tuple[Launch, ...]:
     """The launch lines whose `when` holds at these sizes: counting the others too made ncu skip
-    past the profiled launch (the wgmma default has two lines, one per B alignment, and "No
-    kernels were profiled" on an H100). A `when` over SMS cannot be decided here, without the
-    GPU's count, so then every line counts, as before."""
+    past the profiled launch ("No kernels were profiled" on an H100 for the wgmma default, whose
+    two lines differ by B's alignment; the row-wise normalizations have one per row length).
+    A `when` over SMS cannot be decided here, without the GPU's count, so then every line
+    counts, as before."""
     try:
         return contract.launches_at(sizes) or contract.launches
     except ExprError:

@@ -17,6 +17,18 @@ def fenced(code: str, preface: str = "Here is the kernel.") -> str:
     return f"{preface}\n\n```cuda\n{code}```\n"
 
 
+def local_hopper():
+    """The local GPU's arch (sm_90 or newer), or a skip where there is none."""
+    import pytest
+
+    from kgen.arch import local_gpu, parse_arch
+
+    found = local_gpu()
+    if found is None or found[1].major_minor < 90:
+        pytest.skip("needs an sm_90 or newer GPU")
+    return parse_arch(f"sm_{found[1].major_minor}")
+
+
 _POOL = None
 
 

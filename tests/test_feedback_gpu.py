@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import local_hopper
 
 from kgen.arch import local_gpu, parse_arch
 from kgen.author.space import default, render
@@ -100,9 +101,7 @@ def test_the_wgmma_default_is_profiled_at_the_one_line_that_runs():
     """The sm_90a default has two launch lines for one kernel, chosen by `when` on N's alignment.
     Counting both made ncu skip past the one launch that ran ("No kernels were profiled", on an
     H100, 2026-12-05)."""
-    found = local_gpu()
-    if found is None or found[1].major_minor < 90:
-        pytest.skip("needs an sm_90 or newer GPU")
+    local_hopper()
     target = parse_arch("sm_90a")
     source = render(default(target, "bfloat16"), "bfloat16")
     contract, problems = parse_contract(source, GEMM)

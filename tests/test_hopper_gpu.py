@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import gpu_workers
+from helpers import gpu_workers, local_hopper
 
-from kgen.arch import local_gpu, parse_arch
 from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.loop.candidate import parse_contract
@@ -22,15 +21,8 @@ COPY = load_op(path=DATA / "specs" / "copy2d" / "spec.yaml")
 OPTIONS = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=120.0)
 
 
-def _hopper():
-    found = local_gpu()
-    if found is None or found[1].major_minor < 90:
-        pytest.skip("needs an sm_90 or newer GPU")
-    return parse_arch(f"sm_{found[1].major_minor}")
-
-
 def _evaluate(source: str):
-    arch = _hopper()
+    arch = local_hopper()
     contract, problems = parse_contract(source, COPY)
     assert contract is not None, problems
     compiled = compile_source(source, arch)

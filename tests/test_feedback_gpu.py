@@ -33,8 +33,8 @@ SCALE = load_op(path=DATA / "specs" / "scale.yaml")
 SANITIZE = EvalOptions(bench_sizes=(), kernel_timeout_s=5.0, timeout_s=180.0, profile=False)
 
 
-def _compiled(source: str, spec):
-    target = local_gpu()[1]
+def _compiled(source: str, spec, target=None):
+    target = target or local_gpu()[1]
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     compiled = compile_source(source, target)
@@ -42,8 +42,8 @@ def _compiled(source: str, spec):
     return contract, compiled, target
 
 
-def profiled(source: str, spec) -> Profile:
-    contract, compiled, target = _compiled(source, spec)
+def profiled(source: str, spec, target=None) -> Profile:
+    contract, compiled, target = _compiled(source, spec, target)
     found = profile_only(compiled, contract, spec, target)
     assert found is not None
     print(found.describe())
@@ -104,15 +104,9 @@ def test_the_wgmma_default_is_profiled_at_the_one_line_that_runs():
     local_hopper()
     target = parse_arch("sm_90a")
     source = render(default(target, "bfloat16"), "bfloat16")
-    contract, problems = parse_contract(source, GEMM)
-    assert contract is not None and len(contract.launches) == 2, problems
-    compiled = compile_source(source, target)
-    assert compiled.ok, compiled.summary
-    p = profile_only(compiled, contract, GEMM, target)
-    assert p is not None
-    print(p.describe())
-    assert not p.error, p.error
-    assert p.bottleneck == "compute_tensor" and p.kernel == contract.launches[0].kernel
+    assert source.count("// kgen: launch gemm_wgmma_bf16 ") == 2
+    p = profiled(source, GEMM, target)
+    assert p.bottleneck == "compute_tensor" and p.kernel == "gemm_wgmma_bf16"
 
 
 def sanitized(name: str):

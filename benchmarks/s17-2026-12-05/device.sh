@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The seventeenth session's device calls: the s15 script's steps that the sixteenth session's H100
+# left for an H200, fitted into two calls. From the repository root (carry .deb and .whl), results
+# under $OUT:
+#   bash benchmarks/s17-2026-12-05/device.sh first     (at most 9.5 minutes)
+#     the ops table's argmax rows with the new default (make bench's path), then the wgmma default
+#     against SK_WIDE 1 under Nsight Compute at 4096^3 (the question in s15's device.sh: does the
+#     cut last round lose L2 reuse of B, or is it the fix-up?).
+#   bash benchmarks/s17-2026-12-05/device.sh test-gpu  (at most 8 minutes)
+#     the whole GPU suite, 8 workers, with the wgmma profile test the sixteenth session added.
+set -uo pipefail
+what=${1:-first}
+source scripts/device-env.sh  # also sets and makes $OUT
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
+if [ "$what" = first ]; then
+  timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
+    2>&1 | tee "$OUT/ops-argmax.log" | tail -8
+  timeout 100 python3 -m kgen generate --op gemm --arch sm_90a --dtype bfloat16 --no-gpu \
+    --rounds 1 --out "$OUT/render" > /dev/null
+  cp "$OUT/render/best.cu" "$OUT/wgmma-default.cu"
+  sed 's|^#define SK_SPREAD 0 |#define SK_WIDE 1\n&|' "$OUT/wgmma-default.cu" > "$OUT/wgmma-wide.cu"
+  grep -q '^#define SK_WIDE 1' "$OUT/wgmma-wide.cu" || { echo "SK_WIDE not set"; exit 1; }
+  for v in default wide; do
+    timeout 140 python3 -m kgen profile "$OUT/wgmma-$v.cu" --arch sm_90a --op gemm \
+      --dtype bfloat16 > "$OUT/profile-$v.txt" 2>&1
+    tail -30 "$OUT/profile-$v.txt"
+  done
+fi
+if [ "$what" = test-gpu ]; then
+  timeout 470 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -8
+fi

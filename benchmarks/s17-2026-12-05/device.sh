@@ -5,7 +5,8 @@
 #   bash benchmarks/s17-2026-12-05/device.sh first     (at most 9.5 minutes)
 #     the ops table's argmax rows with the new default (make bench's path), then the wgmma default
 #     against SK_WIDE 1 under Nsight Compute at 4096^3 (the question in s15's device.sh: does the
-#     cut last round lose L2 reuse of B, or is it the fix-up?).
+#     cut last round lose L2 reuse of B, or is it the fix-up?); in the time left, the argmax GPU
+#     tests and the wgmma profile test the sixteenth session added.
 #   bash benchmarks/s17-2026-12-05/device.sh test-gpu  (at most 8 minutes)
 #     the whole GPU suite, 8 workers, with the wgmma profile test the sixteenth session added.
 set -uo pipefail
@@ -25,6 +26,10 @@ if [ "$what" = first ]; then
       --dtype bfloat16 > "$OUT/profile-$v.txt" 2>&1
     tail -30 "$OUT/profile-$v.txt"
   done
+  left=$((560 - SECONDS))
+  [ "$left" -gt 30 ] && timeout "$left" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+    tests/test_feedback_gpu.py tests/test_author_memory_run.py tests/test_ops_gpu.py \
+    -k "wgmma or argmax" 2>&1 | tee "$OUT/test-gpu-first.log" | tail -4
 fi
 if [ "$what" = test-gpu ]; then
   timeout 470 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

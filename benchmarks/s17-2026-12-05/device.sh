@@ -7,15 +7,19 @@
 #     against SK_WIDE 1 under Nsight Compute at 4096^3 (the question in s15's device.sh: does the
 #     cut last round lose L2 reuse of B, or is it the fix-up?); in the time left, the argmax GPU
 #     tests and the wgmma profile test the sixteenth session added.
+#   bash benchmarks/s17-2026-12-05/device.sh argmax    (at most 3 minutes)
+#     only the ops table's argmax rows, for when little device time is left.
 #   bash benchmarks/s17-2026-12-05/device.sh test-gpu  (at most 8 minutes)
 #     the whole GPU suite, 8 workers, with the wgmma profile test the sixteenth session added.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
-if [ "$what" = first ]; then
+if [ "$what" = first ] || [ "$what" = argmax ]; then
   timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
+fi
+if [ "$what" = first ]; then
   timeout 100 python3 -m kgen generate --op gemm --arch sm_90a --dtype bfloat16 --no-gpu \
     --rounds 1 --out "$OUT/render" > /dev/null
   cp "$OUT/render/best.cu" "$OUT/wgmma-default.cu"

@@ -9,6 +9,8 @@
 #     tests and the wgmma profile test the sixteenth session added.
 #   bash benchmarks/s17-2026-12-05/device.sh argmax    (at most 3 minutes)
 #     only the ops table's argmax rows, for when little device time is left.
+#   bash benchmarks/s17-2026-12-05/device.sh wide      (at most 6 minutes)
+#     only the two profiles (an H100 has the same 132 SMs, so the same rounds at 4096^3).
 #   bash benchmarks/s17-2026-12-05/device.sh test-gpu  (at most 8 minutes)
 #     the whole GPU suite, 8 workers, with the wgmma profile test the sixteenth session added.
 set -uo pipefail
@@ -19,7 +21,7 @@ if [ "$what" = first ] || [ "$what" = argmax ]; then
   timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
 fi
-if [ "$what" = first ]; then
+if [ "$what" = first ] || [ "$what" = wide ]; then
   timeout 100 python3 -m kgen generate --op gemm --arch sm_90a --dtype bfloat16 --no-gpu \
     --rounds 1 --out "$OUT/render" > /dev/null
   cp "$OUT/render/best.cu" "$OUT/wgmma-default.cu"
@@ -30,6 +32,8 @@ if [ "$what" = first ]; then
       --dtype bfloat16 > "$OUT/profile-$v.txt" 2>&1
     tail -30 "$OUT/profile-$v.txt"
   done
+fi
+if [ "$what" = first ]; then
   left=$((560 - SECONDS))
   [ "$left" -gt 30 ] && timeout "$left" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
     tests/test_feedback_gpu.py tests/test_author_memory_run.py tests/test_ops_gpu.py \

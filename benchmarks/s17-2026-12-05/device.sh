@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The seventeenth session's device calls: the s15 script's steps that the sixteenth session's H100
-# left for an H200, fitted into two calls. From the repository root (carry .deb and .whl), results
+# Prepared in the seventeenth session, which got no machine in 18 tries, and not run: the s15
+# script's steps that the sixteenth session's H100 left for an H200, fitted into calls of 3 to
+# 9.5 minutes. From the repository root (carry .deb and .whl), results
 # under $OUT:
 #   bash benchmarks/s17-2026-12-05/device.sh first     (at most 9.5 minutes)
 #     the ops table's argmax rows with the new default (make bench's path), then the wgmma default

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from kgen import doctor
 from kgen.arch import Arch, parse_arch
 from kgen.cli import KgenGroup
-from kgen.cli.gpu_cmds import bench
+from kgen.cli.gpu_cmds import bench, profile_cmd
 from kgen.cli.gpu_cmds import doctor as doctor_cmd
 from kgen.gpu import client, evaluate
 from kgen.loop.candidate import parse_contract
@@ -218,7 +218,7 @@ def test_plan_for_mismatched_archs(monkeypatch):
 
 
 def _cli():
-    return KgenGroup(commands={"bench": bench, "doctor": doctor_cmd})
+    return KgenGroup(commands={"bench": bench, "doctor": doctor_cmd, "profile": profile_cmd})
 
 
 @pytest.mark.skipif(evaluate.gpu_available(), reason="checks the no-GPU path")
@@ -227,6 +227,15 @@ def test_bench_without_gpu_is_one_line_and_exit_3():
     assert result.exit_code == 3
     assert result.output.strip().splitlines() == [
         "kgen: error: no CUDA GPU here: kgen bench needs one to validate and time "
+        "(kgen compile works without)"]
+
+
+@pytest.mark.skipif(evaluate.gpu_available(), reason="checks the no-GPU path")
+def test_profile_without_gpu_names_itself_not_bench():
+    result = CliRunner().invoke(_cli(), ["profile", str(CHEATS / "correct_tiled.cu")])
+    assert result.exit_code == 3
+    assert result.output.strip().splitlines() == [
+        "kgen: error: no CUDA GPU here: kgen profile needs one to run Nsight Compute on "
         "(kgen compile works without)"]
 
 

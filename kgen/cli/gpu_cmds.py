@@ -75,8 +75,9 @@ def bench(file: Path, op: str | None, op_file: Path | None, kernelbench: Path | 
     (and torch.compile of it, with --compile-baseline)."""
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
-    source, spec, contract, target, compiled = _prepare(file, op, op_file, dtype, arch,
-                                                        unsafe_no_sandbox, kernelbench)
+    source, spec, contract, target, compiled = _prepare(
+        file, op, op_file, dtype, arch, unsafe_no_sandbox,
+        "kgen bench needs one to validate and time", kernelbench)
     if compile_baseline is None:
         compile_baseline = kernelbench is not None
     brief = EvalOptions(bench_sizes=spec.bench_sizes[:1], bench_budget_s=0.5)
@@ -108,8 +109,9 @@ def profile_cmd(file: Path, op: str | None, op_file: Path | None, dtype: str | N
     bottleneck class with its evidence."""
     from kgen.gpu.evaluate import EvalOptions, profile_only
 
-    _, spec, contract, target, compiled = _prepare(file, op, op_file, dtype, arch,
-                                                   unsafe_no_sandbox)
+    _, spec, contract, target, compiled = _prepare(
+        file, op, op_file, dtype, arch, unsafe_no_sandbox,
+        "kgen profile needs one to run Nsight Compute on")
     options = EvalOptions(seed=seed, unsafe_no_sandbox=unsafe_no_sandbox)
     found = profile_only(compiled, contract, spec, target, options=options)
     if found is None:
@@ -125,9 +127,9 @@ def profile_cmd(file: Path, op: str | None, op_file: Path | None, dtype: str | N
 
 
 def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None,
-             arch: str | None, unsafe: bool, kernelbench: Path | None = None):
+             arch: str | None, unsafe: bool, gpu_need: str, kernelbench: Path | None = None):
     """(source, spec, contract, target, compiled) for a GPU command; exits 1 if it does not
-    compile, 3 without a GPU that can run it."""
+    compile, 3 without a GPU that can run it (`gpu_need` says which command needs one, for what)."""
     from kgen.compile import compile_source
 
     if not file.is_file():
@@ -135,7 +137,7 @@ def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None
     source = file.read_text(errors="replace")
     spec = _load_spec(source, op, op_file, kernelbench)
     contract = _contract(source, spec, dtype, file)
-    target, embed_ptx = _target(arch)
+    target, embed_ptx = _target(arch, gpu_need)
     if unsafe:
         click.echo(UNSAFE_WARNING, err=True)
     compiled = compile_source(source, target, include_dir=file.resolve().parent,
@@ -157,15 +159,14 @@ def _check_launches(contract, spec, target, compiled, file: Path) -> None:
         raise UsageError(f"{file}: " + "; ".join(f"line {p.line}: {p.message}" for p in problems))
 
 
-def _target(arch: str | None):
+def _target(arch: str | None, gpu_need: str):
     """(target arch, embed PTX?) for the local GPU; EnvironmentProblem when it cannot run."""
     from kgen.arch import local_gpu, parse_arch
     from kgen.gpu.evaluate import plan
 
     found = local_gpu()
     if found is None:
-        raise EnvironmentProblem("no CUDA GPU here: kgen bench needs one to validate and time "
-                                 "(kgen compile works without)")
+        raise EnvironmentProblem(f"no CUDA GPU here: {gpu_need} (kgen compile works without)")
     target = parse_arch(arch) if arch else found[1]
     how = plan(target)
     if not how.runnable:

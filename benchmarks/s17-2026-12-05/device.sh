@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Prepared in the seventeenth session, which got no machine in 18 tries, and not run: the s15
+# Prepared in the seventeenth session, which got no machine in 18 calls, and not run: the s15
 # script's steps that the sixteenth session's H100 left for an H200, fitted into calls of 3 to
-# 9.5 minutes. From the repository root (carry .deb and .whl), results
+# 10 minutes. From the repository root (carry .deb and .whl), results
 # under $OUT:
-#   bash benchmarks/s17-2026-12-05/device.sh first     (at most 9.5 minutes)
+#   bash benchmarks/s17-2026-12-05/device.sh first     (at most 10 minutes)
 #     the ops table's argmax rows with the new default (make bench's path), then the wgmma default
 #     against SK_WIDE 1 under Nsight Compute at 4096^3 (the question in s15's device.sh: does the
 #     cut last round lose L2 reuse of B, or is it the fix-up?); in the time left, the argmax GPU
 #     tests and the wgmma profile test the sixteenth session added.
 #   bash benchmarks/s17-2026-12-05/device.sh argmax    (at most 3 minutes)
 #     only the ops table's argmax rows, for when little device time is left.
-#   bash benchmarks/s17-2026-12-05/device.sh wide      (at most 6 minutes)
+#   bash benchmarks/s17-2026-12-05/device.sh wide      (at most 7 minutes)
 #     only the two profiles (an H100 has the same 132 SMs, so the same rounds at 4096^3).
-#   bash benchmarks/s17-2026-12-05/device.sh test-gpu  (at most 8 minutes)
-#     the whole GPU suite, 8 workers, with the wgmma profile test the sixteenth session added.
+# The profiles are s15's `wide` step, run from here. After them, s15's `test-gpu`: the whole GPU
+# suite, with the wgmma profile test the sixteenth session added.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -23,24 +23,11 @@ if [ "$what" = first ] || [ "$what" = argmax ]; then
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
 fi
 if [ "$what" = first ] || [ "$what" = wide ]; then
-  timeout 100 python3 -m kgen generate --op gemm --arch sm_90a --dtype bfloat16 --no-gpu \
-    --rounds 1 --out "$OUT/render" > /dev/null
-  cp "$OUT/render/best.cu" "$OUT/wgmma-default.cu"
-  sed 's|^#define SK_SPREAD 0 |#define SK_WIDE 1\n&|' "$OUT/wgmma-default.cu" > "$OUT/wgmma-wide.cu"
-  grep -q '^#define SK_WIDE 1' "$OUT/wgmma-wide.cu" || { echo "SK_WIDE not set"; exit 1; }
-  for v in default wide; do
-    timeout 140 python3 -m kgen profile "$OUT/wgmma-$v.cu" --arch sm_90a --op gemm \
-      --dtype bfloat16 > "$OUT/profile-$v.txt" 2>&1
-    tail -30 "$OUT/profile-$v.txt"
-  done
+  bash benchmarks/s15-2026-12-05/device.sh wide | tail -n +2  # its own nvidia-smi line aside
 fi
 if [ "$what" = first ]; then
   left=$((560 - SECONDS))
   [ "$left" -gt 30 ] && timeout "$left" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
     tests/test_feedback_gpu.py tests/test_author_memory_run.py tests/test_ops_gpu.py \
     -k "wgmma or argmax" 2>&1 | tee "$OUT/test-gpu-first.log" | tail -4
-fi
-if [ "$what" = test-gpu ]; then
-  timeout 470 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
-    | tee "$OUT/test-gpu.log" | tail -8
 fi

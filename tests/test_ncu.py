@@ -4,6 +4,9 @@ line and error handling with a stand-in for the wrapped worker."""
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -161,6 +164,40 @@ def test_nothing_profiled_says_why(fake_ncu):
     p = profile.collect(_request(), b"cubin")
     assert "no launch of the candidate" in p.error and "No kernels were profiled" in p.error
     assert "worker: crash: boom" in p.error
+
+
+def test_a_driver_error_keeps_its_detail_and_drops_the_clock_note(fake_ncu):
+    """What ncu said on an H100 when a second profile ran at once (2026-12-05, the s18 logs):
+    the clock note, said on every run, used to take one of the two lines kept and hid why."""
+    fake_ncu((DATA / "driver_busy.txt").read_text())
+    p = profile.collect(_request(), b"cubin")
+    assert "GPU clocks" not in p.error
+    assert "An error was reported by the driver:; ==ERROR== Profiling failed because a driver " \
+           "resource was unavailable" in p.error
+    assert p.error.endswith('Failed to profile "scale_copy_vec" in process 26')
+
+
+def test_profiles_run_one_at_a_time(fake_ncu, monkeypatch, tmp_path):
+    """Four threads profile at once; the stand-in for ncu counts how many run together."""
+    monkeypatch.setattr(profile, "PROFILE_LOCK", tmp_path / "ncu.lock")
+    log = (DATA / "copy_dram.csv").read_text()
+    fake_ncu(log)
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def slow(tool, request, binary, mode, **kw):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return wrapped.Wrapped(log, "", {})
+    monkeypatch.setattr(profile.wrapped, "run", slow)
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(lambda _: profile.collect(_request(("copy_f32",)), b"cubin"),
+                              range(4)))
+    assert [p.kernel for p in found] == ["copy_f32"] * 4 and most[0] == 1
 
 
 def test_missing_ncu_is_a_record_not_an_error(monkeypatch):

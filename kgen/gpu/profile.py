@@ -8,13 +8,23 @@ permission (ERR_NVGPUCTRPERM) and missing metrics are said in the Profile, never
 The kernel-name filter and the launch skip measure only the candidate's own launch after its
 warm-up, never torch's kernels; `--clock-control none` keeps the GPU's own clocks (the default
 locks them low). Inside the worker's bubblewrap sandbox, bounded in time like every worker.
+
+One profile at a time on this host: a second ncu collecting while another does fails in the
+driver ("==ERROR== An error was reported by the driver", two GPU tests at once on an H100,
+2026-12-05). ncu's own lock file, /tmp/nsight-compute-lock, is no help: each sandboxed worker
+has a private /tmp. So kgen holds a lock of its own (PROFILE_LOCK) around every ncu run.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import re
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 from kgen import toolkit
 from kgen.contract import Contract, Launch
@@ -26,6 +36,22 @@ from kgen.wire import PROFILE_WARMUP, EvalRequest
 _PERMISSION = ("ERR_NVGPUCTRPERM", "does not have permission", "LibraryNotLoaded",
                "Failed to initialize the profiler")
 _unusable: str | None = None  # set once ncu cannot profile on this machine: later ones skip
+# Said by ncu on every run with --clock-control none: not a reason for anything.
+_NOISE = ("unmodified GPU clocks",)
+# Shared by every kgen process of this user on the host (the sandboxed workers never see it).
+PROFILE_LOCK = Path(tempfile.gettempdir()) / "kgen-ncu.lock"
+
+
+@contextlib.contextmanager
+def one_profile_at_a_time() -> Iterator[None]:
+    """Hold the host's profile lock (waiting for it): threads and processes alike, since each
+    open of the file is a lock of its own; the kernel releases it if kgen dies."""
+    with open(PROFILE_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def command(exe: str, contract: Contract, sizes: dict[str, int]) -> list[str]:
@@ -62,7 +88,8 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
     if _unusable:
         return Profile(error=_unusable, unavailable=True)
     cmd = command(str(exe), request.contract, request.bench_sizes[0])
-    run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe)
+    with one_profile_at_a_time():
+        run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe)
     result = read(run, request)
     if result.error and any(m in run.text + run.output for m in _PERMISSION):
         _unusable = result.error
@@ -81,8 +108,9 @@ def read(run: wrapped.Wrapped, request: EvalRequest) -> Profile:
                              "NVreg_RestrictProfilingToAdminUsers=0")
     rows = ncu.parse_csv(run.text) or ncu.parse_csv(run.output)
     if not rows:
-        said = [ln.strip() for ln in text.splitlines() if "==ERROR==" in ln or "==WARNING=="
-                in ln or "Error" in ln][:2]
+        said = [ln.strip() for ln in text.splitlines()
+                if ("==ERROR==" in ln or "==WARNING==" in ln or "Error" in ln)
+                and not any(n in ln for n in _NOISE)][:3]
         worker = run.probe.get("error") or ""
         why = "; ".join(said + ([f"worker: {worker}"] if worker else [])) or (
             text.strip().splitlines()[-1][:300] if text.strip() else "no output")

@@ -5,6 +5,7 @@ launch)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import types
@@ -26,10 +27,10 @@ LAUNCH = Launch("gemm_k", ("cdiv(N,16)", "cdiv(M,16)", "1"), ("16", "16", "1"), 
                 ("A", "B", "C", "M", "N", "K"), 3)
 CONTRACT = Contract("gemm", "float32", (LAUNCH,))
 # A stand-in tool: writes its log where `--log-file` says, then runs the command after `--`.
-FAKE_TOOL = ("import subprocess, sys\n"
+FAKE_TOOL = ("import os, subprocess, sys\n"
              "args = sys.argv[1:]\n"
              "log = args[args.index('--log-file') + 1]\n"
-             "open(log, 'w').write('==PROF== tool log\\n')\n"
+             "open(log, 'w').write('==PROF== tool log on ' + os.environ['CUDA_VISIBLE_DEVICES'])\n"
              "sys.exit(subprocess.run(args[args.index('--') + 1:]).returncode)\n")
 
 
@@ -44,8 +45,9 @@ def test_a_tool_wraps_the_real_worker_in_profile_mode(sandboxed):
         pytest.skip("bubblewrap not usable here")
     # `python -c`: a script under /tmp would be hidden by the sandbox's private /tmp
     run = wrapped.run([sys.executable, "-c", FAKE_TOOL, "--log-file", "{log}", "--"], _request(),
-                      b"not a cubin", "profile", timeout_s=120, unsafe=not sandboxed)
-    assert run.log == "==PROF== tool log\n" and run.text == run.log
+                      b"not a cubin", "profile", timeout_s=120, unsafe=not sandboxed,
+                      env={"CUDA_VISIBLE_DEVICES": "GPU-judge"})
+    assert run.log == "==PROF== tool log on GPU-judge" and run.text == run.log
     # the worker ran in profile mode and said what it could not do here (no cupy, no GPU)
     assert run.probe["mode"] == "profile" and run.probe["sizes"] == {"M": 64, "N": 64, "K": 64}
     assert run.probe["error"] and not run.probe["launched"] and not run.timed_out
@@ -88,6 +90,40 @@ def test_a_pass_is_profiled_at_the_first_bench_size_only(monkeypatch):
     assert "profile  gemm_k" in result.describe()
     calls.clear()
     assert _evaluate(stage.EvalOptions(profile=False)).profile is None and not calls
+
+
+class _HeldWorkers:
+    """Stands in for the pool: judges on "gpu1.w0" and records when its GPU is held."""
+
+    def __init__(self, verdict: str):
+        self.verdict, self.held, self.seen = verdict, False, []
+
+    def run(self, request, binary, *, timeout_s):
+        return Evaluation(self.verdict, "details", extra={"worker": "gpu1.w0",
+                                                          "sizes": {"M": 7, "N": 3, "K": 5}})
+
+    @contextlib.contextmanager
+    def holding(self, result):
+        assert result.extra["worker"] == "gpu1.w0"
+        self.held = True
+        yield {"CUDA_VISIBLE_DEVICES": "GPU-bbb"}
+        self.held = False
+
+
+@pytest.mark.parametrize("verdict, check", [("pass", "collect"), ("wrong", "check")])
+def test_the_checks_after_a_verdict_run_on_its_gpu_while_it_is_held(monkeypatch, verdict, check):
+    _fake_stage(monkeypatch, verdict)
+    workers, seen = _HeldWorkers(verdict), []
+
+    def record(*args, **kw):
+        seen.append((workers.held, kw["env"]))
+        return Profile() if check == "collect" else SanitizerReport()
+    monkeypatch.setattr(stage.profile if check == "collect" else stage.sanitizer, check, record)
+    from kgen.arch import parse_arch
+    from kgen.compile import CompileResult
+    stage.evaluate(CompileResult("sm_90", b"cubin"), CONTRACT, SPEC,
+                   parse_arch("sm_90", check_nvcc=False), workers=workers)
+    assert seen == [(True, {"CUDA_VISIBLE_DEVICES": "GPU-bbb"})] and not workers.held
 
 
 def test_a_wrong_result_is_sanitized_at_its_failing_size(monkeypatch):

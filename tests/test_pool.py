@@ -8,6 +8,7 @@ import json
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,36 @@ def test_two_workers_judge_two_candidates_at_once_and_never_more(logs):
         busy = p.busy()
         assert [b["candidates"] for b in busy] == [3, 3]
         assert all(b["busy_s"] >= 0.75 for b in busy)
+
+
+def test_holding_a_result_keeps_its_gpu_free_and_gives_that_gpu(logs):
+    """The profile or sanitizer run after a verdict holds the GPU that judged it: a candidate
+    dealt to that GPU's slot waits until the hold ends, one on the other GPU does not."""
+    gpus = [Gpu("0", "GPU-aaa", "H200", "sm_90"), Gpu("1", "GPU-bbb", "H200", "sm_90")]
+    with WorkerPool(devices.slots(gpus, 1), unsafe=True, command=[*STANDIN, str(logs)]) as p:
+        first, second = judge(p, "pass"), judge(p, "pass")  # both warm; slot 0 is dealt next
+        assert [first.extra["worker"], second.extra["worker"]] == ["gpu0.w0", "gpu1.w0"]
+        done: list[tuple[str, float]] = []
+
+        def one() -> None:
+            result = judge(p, "pass")
+            done.append((result.extra["worker"], time.monotonic()))
+        threads = [threading.Thread(target=one) for _ in range(2)]
+        with p.holding(first) as env:
+            assert env == {"CUDA_VISIBLE_DEVICES": "GPU-aaa"}
+            for t in threads:
+                t.start()
+            deadline = time.monotonic() + 20
+            while not done and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)  # the held GPU's candidate would be done by now if it could run
+            assert [w for w, _ in done] == ["gpu1.w0"]
+            released = time.monotonic()
+        for t in threads:
+            t.join()
+        assert done[1][0] == "gpu0.w0" and done[1][1] > released
+        with p.holding(replace(first, extra={})) as env:  # judged elsewhere: nothing held
+            assert env == {}
 
 
 def test_the_gpu_listing_and_cuda_visible_devices():

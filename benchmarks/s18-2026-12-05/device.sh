@@ -45,3 +45,15 @@ PY
   timeout 400 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 \
     tests/test_feedback_gpu.py tests/test_pool_gpu.py 2>&1 | tee "$OUT/test-gpu-lock.log" | tail -6
 fi
+# Added after the `lock` run: the profile and sanitizer runs now hold the GPU that judged the
+# candidate (no other candidate is judged there meanwhile) and run on it.
+#   bash benchmarks/s18-2026-12-05/device.sh held    (about 6 minutes)
+#     the pool, profile/sanitizer and sandbox GPU tests with 8 workers, then the throughput
+#     benchmark's builtin rows (the profile now inside the pool's turn) in the time left.
+if [ "$what" = held ]; then
+  timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 tests/test_pool_gpu.py \
+    tests/test_feedback_gpu.py tests/test_sandbox_gpu.py 2>&1 | tee "$OUT/test-gpu-held.log" | tail -6
+  left=$((400 - SECONDS))
+  [ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
+    --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -8
+fi

@@ -7,13 +7,15 @@ the worker's own folder, runs `python -m kgen.sandbox.worker`, and reads result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +41,11 @@ class Workers(Protocol):
         checked the GPU after a failure says so in extra (`canary` or `gpu_unhealthy`)."""
         ...
 
+    def holding(self, result: Evaluation) -> AbstractContextManager[dict[str, str]]:
+        """Keep the GPU that judged `result` free of other candidates while the checks after
+        the verdict (profile, sanitizer) run there; gives what to add to their environment."""
+        ...
+
 
 @dataclass
 class FreshWorkers:
@@ -50,6 +57,11 @@ class FreshWorkers:
     def run(self, request: EvalRequest, binary: bytes, *, timeout_s: float) -> Evaluation:
         with self._lock:  # two candidates timed at once on one GPU would disturb each other
             return run_worker(request, binary, timeout_s=timeout_s, unsafe=self.unsafe)
+
+    @contextlib.contextmanager
+    def holding(self, result: Evaluation) -> Iterator[dict[str, str]]:
+        with self._lock:  # the same GPU (the environment's), so the same turn
+            yield {}
 
 
 def worker_command(workdir: Path, canary: bool = False, mode: str | None = None) -> list[str]:

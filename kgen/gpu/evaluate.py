@@ -124,30 +124,33 @@ def evaluate(compile_result: CompileResult, contract: Contract | None, spec: OpS
         except EnvironmentProblem as exc:  # the loop saves this attempt, then stops the run
             canary = {"gpu_unhealthy": str(exc)}
         result = replace(result, extra={**result.extra, **canary})
-    result = extra_checks(result, request, compile_result, options)
+    result = extra_checks(result, request, compile_result, options, workers)
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 
 def extra_checks(result: Evaluation, request: EvalRequest, compiled: CompileResult,
-                 options: EvalOptions) -> Evaluation:
+                 options: EvalOptions, workers: client.Workers) -> Evaluation:
     """The checks after the verdict: a profile of a candidate that passed, the sanitizer on one
     that came back wrong, crashed or failed in its launch (not after a GPU fault the canary did
-    not clear)."""
+    not clear). Each runs on the GPU that judged it, while `workers` keeps other candidates off
+    that GPU: ncu replays the kernel many times, and a timing beside it would be skewed."""
     binary = compiled.cubin
     if binary is None:
         return result
     if options.profile and result.passed and request.bench_sizes:
-        found = profile.collect(replace(request, bench_sizes=request.bench_sizes[:1]), binary,
-                                timeout_s=options.profile_timeout_s,
-                                unsafe=options.unsafe_no_sandbox)
+        with workers.holding(result) as env:
+            found = profile.collect(replace(request, bench_sizes=request.bench_sizes[:1]),
+                                    binary, timeout_s=options.profile_timeout_s,
+                                    unsafe=options.unsafe_no_sandbox, env=env)
         return replace(result, profile=found)
     launched = result.verdict != "launch_error" or result.message.startswith("launching")
     if options.sanitize and result.verdict in sanitizer.SANITIZED and launched \
             and "gpu_unhealthy" not in result.extra:
-        report = sanitizer.check(request, binary, result.verdict, result.extra.get("sizes"),
-                                 compiled.ptx, timeout_s=options.sanitize_timeout_s,
-                                 budget_s=2.5 * options.sanitize_timeout_s,
-                                 unsafe=options.unsafe_no_sandbox)
+        with workers.holding(result) as env:
+            report = sanitizer.check(request, binary, result.verdict, result.extra.get("sizes"),
+                                     compiled.ptx, timeout_s=options.sanitize_timeout_s,
+                                     budget_s=2.5 * options.sanitize_timeout_s,
+                                     unsafe=options.unsafe_no_sandbox, env=env)
         return replace(result, sanitizer=report)
     return result
 

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -171,6 +171,9 @@ class WorkerPool:
         for index in range(len(self.slots)):
             self._idle.put(index)
         self._lock = threading.Lock()
+        # Held while a slot's worker judges a candidate, and by `holding` for every slot on
+        # that slot's GPU: a profile replaying kernels there would skew another's timing.
+        self._turns = [threading.Lock() for _ in self.slots]
         self._peaks: dict[str, dict[str, Any]] = {}
         self._closed = False
 
@@ -193,12 +196,30 @@ class WorkerPool:
         """
         index = self._idle.get()
         try:
-            result = self._run_on(index, request, binary, timeout_s)
+            with self._turns[index]:  # the whole judgement, the canary after a failure too
+                result = self._judge(index, request, binary, timeout_s)
         finally:
             self._idle.put(index)
         if self._closed:
             raise KeyboardInterrupt("the GPU worker pool was closed")
         return result
+
+    @contextlib.contextmanager
+    def holding(self, result: Evaluation) -> Iterator[dict[str, str]]:
+        """While the checks after a verdict run on the GPU of the slot that judged `result`
+        (its `worker` label), no slot on that GPU judges another candidate; they get that GPU
+        through CUDA_VISIBLE_DEVICES. A result from no slot here holds nothing."""
+        label = result.extra.get("worker")
+        index = next((k for k, s in enumerate(self.slots) if s.label == label), None)
+        if index is None:
+            yield {}
+            return
+        gpu = self.slots[index].gpu
+        same = [k for k, s in enumerate(self.slots) if s.gpu == gpu]
+        with contextlib.ExitStack() as stack:
+            for k in same:  # in index order, as every holder takes them: no deadlock
+                stack.enter_context(self._turns[k])
+            yield {"CUDA_VISIBLE_DEVICES": gpu.uuid} if gpu is not None else {}
 
     def warm(self) -> None:
         """Start every slot's worker now, so the first candidates do not wait for torch."""
@@ -245,8 +266,8 @@ class WorkerPool:
                                      f"its start-up canary ({ready.verdict}: {ready.message})")
         return worker
 
-    def _run_on(self, index: int, request: EvalRequest, binary: bytes,
-                timeout_s: float) -> Evaluation:
+    def _judge(self, index: int, request: EvalRequest, binary: bytes,
+               timeout_s: float) -> Evaluation:
         worker = self._ready(index)
         started = time.monotonic()
         result = worker.submit("eval", request, binary, timeout_s)

@@ -22,7 +22,7 @@ import fcntl
 import re
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -78,8 +78,9 @@ def _running(contract: Contract, sizes: dict[str, int]) -> tuple[Launch, ...]:
 
 
 def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
-            unsafe: bool = False) -> Profile:
-    """Profile one launch at request.bench_sizes[0]; every problem is a Profile with `error`."""
+            unsafe: bool = False, env: Mapping[str, str] | None = None) -> Profile:
+    """Profile one launch at request.bench_sizes[0]; every problem is a Profile with `error`.
+    `env`: added to the worker's environment (wrapped.run)."""
     global _unusable
     started = time.monotonic()
     exe = toolkit.tool("ncu")
@@ -89,7 +90,8 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
         return Profile(error=_unusable, unavailable=True)
     cmd = command(str(exe), request.contract, request.bench_sizes[0])
     with one_profile_at_a_time():
-        run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe)
+        run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe,
+                          env=env)
     result = read(run, request)
     if result.error and any(m in run.text + run.output for m in _PERMISSION):
         _unusable = result.error

@@ -13,6 +13,7 @@ import functools
 import re
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 
 from kgen import toolkit
@@ -79,8 +80,9 @@ def command(exe: str, tool: str, optional: bool = True, shared: bool = False) ->
 
 def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, int] | None,
           ptx: str | None = None, *, timeout_s: float = 120.0, budget_s: float = 300.0,
-          unsafe: bool = False) -> SanitizerReport:
-    """Run the tools for this verdict until one finds something; a report either way."""
+          unsafe: bool = False, env: Mapping[str, str] | None = None) -> SanitizerReport:
+    """Run the tools for this verdict until one finds something; a report either way. `env`:
+    added to the worker's environment (wrapped.run)."""
     started = time.monotonic()
     exe = toolkit.tool("compute-sanitizer")
     if exe is None:
@@ -92,7 +94,7 @@ def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, in
             report = replace(report, note=_join(report.note, f"stopped before {tool}: the "
                                                 f"{budget_s:g} s budget was spent"))
             break
-        found, error, dropped = run_tool(str(exe), tool, one, binary, timeout_s, unsafe)
+        found, error, dropped = run_tool(str(exe), tool, one, binary, timeout_s, unsafe, env)
         blind = "shared memory" if tool == "initcheck" and dropped else report.blind_to
         report = replace(report, tools=report.tools + (tool,), findings=tuple(found),
                          error=error, note=_join(report.note, dropped), blind_to=blind)
@@ -102,17 +104,17 @@ def check(request: EvalRequest, binary: bytes, verdict: str, sizes: dict[str, in
 
 
 def run_tool(exe: str, tool: str, request: EvalRequest, binary: bytes, timeout_s: float,
-             unsafe: bool) -> tuple[list, str, str]:
+             unsafe: bool, env: Mapping[str, str] | None = None) -> tuple[list, str, str]:
     """(findings, error, note) of one tool; retried once without the optional flags when the
     tool itself refused to start, and the note then says what that run could not see."""
     version = _version(exe)
     shared = version is None or version >= SHARED_INITCHECK  # unknown: try, the retry covers it
     note = dropped_note(tool) if tool == "initcheck" and not shared else ""
     run = wrapped.run(command(exe, tool, shared=shared), request, binary, "sanitize",
-                      timeout_s=timeout_s, unsafe=unsafe)
+                      timeout_s=timeout_s, unsafe=unsafe, env=env)
     if not run.probe and not run.timed_out:  # the worker never ran: the tool refused its flags?
         run = wrapped.run(command(exe, tool, optional=False), request, binary, "sanitize",
-                          timeout_s=timeout_s, unsafe=unsafe)
+                          timeout_s=timeout_s, unsafe=unsafe, env=env)
         if run.probe:
             note = dropped_note(tool)
     found = sanlog.findings(run.text, tool, run.probe.get("buffers", {}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,10 +38,11 @@ class Wrapped:
 
 
 def run(tool: Sequence[str], request: EvalRequest, binary: bytes, mode: str, *,
-        timeout_s: float, unsafe: bool = False) -> Wrapped:
+        timeout_s: float, unsafe: bool = False, env: Mapping[str, str] | None = None) -> Wrapped:
     """Run `tool` around one worker in profile or sanitize mode; never raises for the kernel.
 
-    `tool` may use the placeholder `{log}` for the path of its log file."""
+    `tool` may use the placeholder `{log}` for the path of its log file; `env` is added to the
+    worker's environment (CUDA_VISIBLE_DEVICES: the GPU that judged the candidate)."""
     folder = Path(tempfile.mkdtemp(prefix=f"kgen-{mode}-"))
     try:
         request.write(folder, binary)
@@ -49,7 +50,8 @@ def run(tool: Sequence[str], request: EvalRequest, binary: bytes, mode: str, *,
         args = [a.replace("{log}", str(log)) for a in tool]
         prefix = [] if unsafe else gpu_sandbox(folder)
         done = process.run_limited([*prefix, *args, *worker_command(folder, mode=mode)],
-                                   cwd=folder, timeout=timeout_s, env=worker_env(folder),
+                                   cwd=folder, timeout=timeout_s,
+                                   env={**worker_env(folder), **(env or {})},
                                    max_output=MAX_OUTPUT)
         try:
             probe = json.loads(_read(folder / PROBE_FILE) or "{}")

@@ -7,6 +7,10 @@ candidates asked, compiled and judged concurrently). Prints one row per model an
     model, mode, K, cands, wall s, cands/min, compile s, check s, worker s,
     beyond timing s, profile s
 
+Under each row, the worker's phases (the Evaluation's `phases_s`: the module loaded, validation,
+the peaks, and summed over the bench sizes the inputs drawn, the first run, the reference, the
+checks, the baseline's set-up and the timed loop).
+
 Medians per candidate. `check s`: from handing a compiled candidate to the workers to its verdict,
 the profile included; `worker s`: the worker's part (a fresh worker's whole life, or one request
 to a warm one); `beyond timing`: that less the timing budget (0.5 s at each bench size in
@@ -72,6 +76,7 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
     # and then, for a passing candidate, one Nsight Compute launch in a process of its own.
     worker = [e["extra"]["wall_s"] for e in evaluations if "wall_s" in e.get("extra", {})]
     profile = [e["profile"]["seconds"] for e in evaluations if e.get("profile")]
+    phases = [e["extra"]["phases_s"] for e in evaluations if "phases_s" in e.get("extra", {})]
     return {"model": model_name, "mode": mode, "k": per_round, "candidates": len(attempts),
             "verdicts": [a["status"] for a in attempts],
             "wall_s": round(wall, 2), "per_minute": round(60 * len(attempts) / wall, 1),
@@ -79,6 +84,8 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
             "check_s": _median([e["seconds"] for e in evaluations]),
             "worker_s": _median(worker), "profile_s": _median(profile),
             "beyond_timing_s": _median([w - BUDGET_S for w in worker]),
+            "phases_s": {name: _median([p.get(name, 0.0) for p in phases])
+                         for name in dict.fromkeys(k for p in phases for k in p)},
             "workers": busy.busy() if busy is not None else [],
             "stop_reason": summary.stop_reason}
 
@@ -111,6 +118,8 @@ def main(candidates: int, out: Path | None) -> None:
                            f"{r['wall_s']:>7} {r['per_minute']:>9} {r['compile_s']!s:>9} "
                            f"{r['check_s']!s:>7} {r['worker_s']!s:>8} "
                            f"{r['beyond_timing_s']!s:>15} {r['profile_s']!s:>9}  {r['verdicts']}")
+                click.echo("    worker phases, median s: " + ", ".join(
+                    f"{name} {s}" for name, s in r["phases_s"].items()))
                 if out is not None:
                     out.write_text(json.dumps({"gpu": found[0], "rows": rows}, indent=2))
 

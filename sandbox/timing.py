@@ -149,14 +149,35 @@ def baseline_name(spec: OpSpec) -> str:
     return reference.baseline_label(spec)
 
 
+class Stopwatch:
+    """Wall seconds per named phase of a check, added up over its sizes: where a warm worker's
+    time goes beyond the timing budget (the Evaluation's extra `phases_s`)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def lap(self, phase: str) -> None:
+        """The time since the last lap (or the start) belongs to `phase`."""
+        now = time.monotonic()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self._last
+        self._last = now
+
+    def rounded(self) -> dict[str, float]:
+        return {phase: round(s, 3) for phase, s in self.seconds.items()}
+
+
 def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
             budget_s: float, timeout_s: float, peaks: roofline.Peaks,
-            compile_baseline: bool = False) -> tuple[Timing, str]:
+            compile_baseline: bool = False,
+            watch: Stopwatch | None = None) -> tuple[Timing, str]:
     """Validate at this size, time the candidate, the baseline (and torch.compile of it, when
     asked) interleaved over the budget, check the output again after; (timing, a note on
-    torch.compile when it could not be timed)."""
+    torch.compile when it could not be timed). `watch` gets the phases' laps."""
+    watch = watch or Stopwatch()
     where = f"{label(dtype, sizes)} (benchmark size)"
     inputs = make_inputs(spec, sizes, dtype, seed)
+    watch.lap("bench inputs drawn")
     buffers = allocate(spec, sizes, dtype)
     load_inputs(buffers, inputs)
     calls = runner.prepare(buffers, sizes)
@@ -164,8 +185,11 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     poison(buffers)
     runner.run(calls, graph)
     wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
+    watch.lap("bench first run")
     refs = compute_reference(spec, dtype, inputs, sizes)
+    watch.lap("bench reference")
     check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+    watch.lap("bench checks")
     own = {k: v.to("cuda") for k, v in inputs.items()}  # the baseline reads its own copies
     eager, make_compiled = reference.baseline(spec, own, sizes, torch_dtype(dtype))
     steps: list[Step] = [(lambda: runner.run(calls, graph), lambda: poison(buffers)),
@@ -173,12 +197,15 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     compiled, note = _compiled(make_compiled) if compile_baseline else (None, "")
     if compiled is not None:
         steps.append((compiled, None))
+    watch.lap("bench baseline set-up")
     samples = time_interleaved(steps, flush=flush_buffer(), budget_s=budget_s,
                                settle=lambda: wait(f"a timed launch at {where}", timeout_s))
+    watch.lap("bench timed")
     # The last timed launch must still be right: a kernel that changes when called repeatedly
     # (cached results, first-call-only writes) fails here.
     check_after_run(spec, dtype, sizes, buffers, inputs, refs,
                     f"{where}, after {len(samples[0])} timed launches")
+    watch.lap("bench checks")
     compiled_ms = percentile(samples[2], 50) if compiled is not None else None
     return _timing(spec, dtype, sizes, samples[0], samples[1], peaks, compiled_ms), note
 

@@ -17,7 +17,7 @@ import time
 import traceback
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgen.sandbox.rejected import Rejected
 from kgen.verdict import Evaluation, Timing
@@ -29,6 +29,9 @@ from kgen.wire import (
     RESULT_FILE,
     EvalRequest,
 )
+
+if TYPE_CHECKING:  # imported lazily, like the rest of the GPU side of the worker
+    from kgen.sandbox.timing import Stopwatch
 
 # Peaks measured in this process (bandwidth, matmul rate per dtype): a serving worker measures them
 # once; the pool hands them to the next worker on the same GPU through PEAKS_FILE.
@@ -63,6 +66,7 @@ def device_info() -> dict[str, Any]:
 
 def evaluate(workdir: Path) -> Evaluation:
     """Validate, time, re-validate; the first failed check raises Rejected."""
+    from kgen.sandbox import timing
     from kgen.sandbox.launch import Runner, device_limits, load_module
     from kgen.sandbox.validate import validate
 
@@ -74,25 +78,29 @@ def evaluate(workdir: Path) -> Evaluation:
         return Evaluation("launch_error", f"the GPU stack does not work here: "
                           f"{type(exc).__name__}: {exc}"[:500], extra={"environment": True})
     device = f"{info['name']}, sm_{info['cc']}"
+    watch = timing.Stopwatch()
     functions = load_module(workdir / BINARY_FILE, req.contract)
     runner = Runner(functions, req.contract, device_limits(), req.spec.params)
+    watch.lap("load")
     checks = []
     runs = validate(runner, req.spec, req.dtype, req.test_sizes, req.seed, req.input_sets,
                     req.kernel_timeout_s)
+    watch.lap("validate")
     checks.append(f"validated {len(req.test_sizes)} sizes x {req.input_sets} fresh input sets "
                   f"({runs} runs): outputs poisoned (NaN; a pattern for integers), guard bands, "
                   "inputs and weights checked")
     timings: list[Timing] = []
     if req.bench_sizes:
-        timings, timed = _time_all(runner, req, info)
+        timings, timed = _time_all(runner, req, info, watch)
         checks += timed
     if req.revalidate_sizes:
         validate(runner, req.spec, req.dtype, req.revalidate_sizes, req.seed + 999_983, 2,
                  req.kernel_timeout_s, stage=", after timing")
         checks.append(f"re-validated {len(req.revalidate_sizes)} sizes on fresh inputs after "
                       "timing")
+        watch.lap("revalidate")
     return Evaluation("pass", f"all checks passed at {len(req.test_sizes)} sizes", tuple(timings),
-                     device, checks=tuple(checks))
+                     device, checks=tuple(checks), extra={"phases_s": watch.rounded()})
 
 
 def _measured(what: str, dtype: str) -> float | None:
@@ -106,7 +114,7 @@ def _measured(what: str, dtype: str) -> float | None:
     return _MEASURED[key]
 
 
-def _time_all(runner: Any, req: EvalRequest, info: dict[str, Any]
+def _time_all(runner: Any, req: EvalRequest, info: dict[str, Any], watch: Stopwatch
               ) -> tuple[list[Timing], list[str]]:
     """Every bench size timed against the baseline; the timings and what the checks say."""
     from kgen.sandbox import roofline, timing
@@ -114,12 +122,14 @@ def _time_all(runner: Any, req: EvalRequest, info: dict[str, Any]
     peaks = replace(roofline.peaks_for(info["name"], info["cc"], info["sms"], info["clock_hz"],
                                        _measured("bandwidth", "")),
                     measured_flops=_measured("matmul", req.dtype))
+    watch.lap("peaks")
     timings, notes = [], set()
     for i, sizes in enumerate(req.bench_sizes):
         try:
             measured, note = timing.measure(runner, req.spec, req.dtype, sizes,
                                             req.seed + 31 * i, req.bench_budget_s,
-                                            req.kernel_timeout_s, peaks, req.compile_baseline)
+                                            req.kernel_timeout_s, peaks, req.compile_baseline,
+                                            watch)
         except Rejected as rejected:  # the size it failed at: where the sanitizer re-runs it
             rejected.sizes = rejected.sizes or dict(sizes)
             raise

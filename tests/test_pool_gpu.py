@@ -74,5 +74,9 @@ def test_warm_checks_are_served_by_one_worker_and_spend_the_timing_budget():
     print(f"warm checks: {walls} s; beyond the {quick.bench_budget_s} s timing budget: "
           f"{statistics.median(walls) - quick.bench_budget_s:.2f} s")
     assert all(r.passed and r.extra["warm"] is True for r in results)
+    phases = results[-1].extra["phases_s"]  # where the worker's time went, phase by phase
+    print(f"phases of the last check: {phases}")
+    assert {"validate", "bench inputs drawn", "bench timed"} <= set(phases)
+    assert sum(phases.values()) <= walls[-1]
     assert stats["restarts"] == 0 and stats["candidates"] == 5
     assert min(walls) >= quick.bench_budget_s

@@ -200,6 +200,29 @@ def test_profiles_run_one_at_a_time(fake_ncu, monkeypatch, tmp_path):
     assert [p.kernel for p in found] == ["copy_f32"] * 4 and most[0] == 1
 
 
+def test_the_profile_lock_serves_with_a_file_of_another_user_or_none_at_all(monkeypatch,
+                                                                          tmp_path):
+    lock = tmp_path / "ncu.lock"
+    monkeypatch.setattr(profile, "PROFILE_LOCK", lock)
+    with profile.one_profile_at_a_time():  # missing: created, world-readable
+        assert lock.stat().st_mode & 0o777 == 0o644
+    lock.chmod(0o444)  # another user's, as this user sees it: read-only serves
+    with profile.one_profile_at_a_time():
+        pass
+    real_open = profile.os.open
+
+    def refused(path, flags, *mode):
+        if str(path) == str(lock):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *mode)
+    monkeypatch.setattr(profile.os, "open", refused)
+    with profile.one_profile_at_a_time():  # unreadable: this user's own lock instead
+        assert (tmp_path / f"ncu-{profile.os.getuid()}.lock").exists()
+    monkeypatch.setattr(profile, "PROFILE_LOCK", tmp_path / "missing" / "ncu.lock")
+    with profile.one_profile_at_a_time():  # no lock to be had: the profile still runs
+        pass
+
+
 def test_missing_ncu_is_a_record_not_an_error(monkeypatch):
     monkeypatch.setattr(profile.toolkit, "tool", lambda name: None)
     monkeypatch.delenv("KGEN_NCU", raising=False)

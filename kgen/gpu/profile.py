@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import re
 import tempfile
 import time
@@ -38,7 +39,7 @@ _PERMISSION = ("ERR_NVGPUCTRPERM", "does not have permission", "LibraryNotLoaded
 _unusable: str | None = None  # set once ncu cannot profile on this machine: later ones skip
 # Said by ncu on every run with --clock-control none: not a reason for anything.
 _NOISE = ("unmodified GPU clocks",)
-# Shared by every kgen process of this user on the host (the sandboxed workers never see it).
+# Shared by every kgen process on the host, whoever runs it (the sandboxed workers never see it).
 PROFILE_LOCK = Path(tempfile.gettempdir()) / "kgen-ncu.lock"
 
 
@@ -46,12 +47,43 @@ PROFILE_LOCK = Path(tempfile.gettempdir()) / "kgen-ncu.lock"
 def one_profile_at_a_time() -> Iterator[None]:
     """Hold the host's profile lock (waiting for it): threads and processes alike, since each
     open of the file is a lock of its own; the kernel releases it if kgen dies."""
-    with open(PROFILE_LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:
+        fd: int | None = _open_lock(PROFILE_LOCK)
+    except OSError:  # no lock to be had (a read-only temporary folder): unserialized, as before
+        fd = None
+    if fd is None:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _open_lock(path: Path) -> int:
+    """The lock file opened read-only (flock needs no more), so another user's file serves too;
+    created world-readable when missing. Where even that fails (a file nobody else may read), a
+    lock of this user's own: profiles then wait only for this user's."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        pass
+    except PermissionError:
+        return _open_lock_of_user(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:  # another process made it meanwhile
+        return _open_lock(path)
+    except PermissionError:
+        return _open_lock_of_user(path)
+    os.fchmod(fd, 0o644)  # whatever the umask: other users' kgen opens it too
+    return fd
+
+
+def _open_lock_of_user(path: Path) -> int:
+    own = path.with_name(f"{path.stem}-{os.getuid()}{path.suffix}")
+    return os.open(own, os.O_RDONLY | os.O_CREAT, 0o600)
 
 
 def command(exe: str, contract: Contract, sizes: dict[str, int]) -> list[str]:

@@ -8,8 +8,8 @@ candidates asked, compiled and judged concurrently). Prints one row per model an
     beyond timing s, profile s
 
 Under each row, the worker's phases (the Evaluation's `phases_s`: the module loaded, validation,
-the peaks, and summed over the bench sizes the inputs drawn, the first run, the reference, the
-checks, the baseline's set-up and the timed loop).
+the peaks, and summed over the bench sizes the inputs drawn, the buffers and first run, the
+reference, the checks, the baseline's set-up and the timed loop).
 
 Medians per candidate. `check s`: from handing a compiled candidate to the workers to its verdict,
 the profile included; `worker s`: the worker's part (a fresh worker's whole life, or one request

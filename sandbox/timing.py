@@ -185,7 +185,7 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     poison(buffers)
     runner.run(calls, graph)
     wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
-    watch.lap("bench first run")
+    watch.lap("bench buffers and first run")
     refs = compute_reference(spec, dtype, inputs, sizes)
     watch.lap("bench reference")
     check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)

@@ -57,3 +57,14 @@ if [ "$what" = held ]; then
   [ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
     --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -8
 fi
+# Prepared after the `held` run and not run (no device time was left): where a warm check's time
+# goes, from the phases each passing evaluation now records (`phases_s`), and the pool test that
+# asserts them.
+#   bash benchmarks/s18-2026-12-05/device.sh phases  (about 7 minutes)
+if [ "$what" = phases ]; then
+  timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu tests/test_pool_gpu.py \
+    -k "warm_checks" 2>&1 | tee "$OUT/test-pool-phases.log" | grep -E "warm checks|phases|passed|failed"
+  left=$((560 - SECONDS))
+  timeout "$left" python3 -m benchmarks.throughput --candidates 3 --out "$OUT/throughput.json" \
+    2>&1 | tee "$OUT/throughput.log" | tail -12
+fi

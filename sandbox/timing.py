@@ -169,12 +169,10 @@ class Stopwatch:
 
 def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
             budget_s: float, timeout_s: float, peaks: roofline.Peaks,
-            compile_baseline: bool = False,
-            watch: Stopwatch | None = None) -> tuple[Timing, str]:
+            compile_baseline: bool, watch: Stopwatch) -> tuple[Timing, str]:
     """Validate at this size, time the candidate, the baseline (and torch.compile of it, when
     asked) interleaved over the budget, check the output again after; (timing, a note on
     torch.compile when it could not be timed). `watch` gets the phases' laps."""
-    watch = watch or Stopwatch()
     where = f"{label(dtype, sizes)} (benchmark size)"
     inputs = make_inputs(spec, sizes, dtype, seed)
     watch.lap("bench inputs drawn")

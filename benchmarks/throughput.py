@@ -19,6 +19,7 @@ of its own, so both pay the same compiles. On an H200 the builtin's three modes 
 170 s with the defaults; the scripted model's come after them:
 
     python -m benchmarks.throughput [--candidates 4] [--out throughput.json]
+        [--models builtin,scripted] [--modes fresh,warm,warm-k2]
 """
 
 from __future__ import annotations
@@ -90,6 +91,15 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
             "stop_reason": summary.stop_reason}
 
 
+def _pick(given: str, known: tuple[str, ...], option: str) -> list[str]:
+    names = [x.strip() for x in given.split(",") if x.strip()]
+    unknown = [x for x in names if x not in known]
+    if unknown or not names:
+        raise click.BadParameter(f"{', '.join(unknown) or 'nothing given'}: choose from "
+                                 f"{', '.join(known)}", param_hint=option)
+    return names
+
+
 def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
@@ -98,7 +108,13 @@ def _median(values: list[float]) -> float | None:
 @click.option("--candidates", default=4, show_default=True, type=click.IntRange(2, 100))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the rows as JSON here.")
-def main(candidates: int, out: Path | None) -> None:
+@click.option("--models", default="builtin,scripted", show_default=True,
+              help="Comma-separated: which models write the candidates.")
+@click.option("--modes", default=",".join(m[0] for m in MODES), show_default=True,
+              help="Comma-separated: which modes to run, in the order given.")
+def main(candidates: int, out: Path | None, models: str, modes: str) -> None:
+    model_names = _pick(models, ("builtin", "scripted"), "--models")
+    mode_names = _pick(modes, tuple(m[0] for m in MODES), "--modes")
     found = local_gpu()
     if found is None:
         raise click.ClickException("no GPU here: this measures the GPU check path")
@@ -109,8 +125,8 @@ def main(candidates: int, out: Path | None) -> None:
                f"{'profile s':>9}")
     rows = []
     with tempfile.TemporaryDirectory(prefix="kgen-throughput-") as tmp:
-        for model_name in ("builtin", "scripted"):
-            for mode, _, _ in MODES:
+        for model_name in model_names:
+            for mode in mode_names:
                 r = measure(model_name, mode, candidates, found[1].name, Path(tmp))
                 rows.append(r)
                 # Each row as it finishes, and the JSON rewritten: a cut-off run keeps its rows.

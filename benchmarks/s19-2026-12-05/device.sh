@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Nineteenth session. From the repository root (carry .deb and .whl), results under $OUT:
+#   bash benchmarks/s19-2026-12-05/device.sh first   (at most 10 minutes)
+#     on an H200 only: the ops table's argmax rows with the fourteenth session's default
+#     (make bench's path; never timed on an H200). On any card: where a warm check's time goes
+#     (the pool's warm-check test with -s prints the phases), then the throughput benchmark's
+#     warm rows (builtin, then scripted) with the phases under each.
+#   bash benchmarks/s19-2026-12-05/device.sh phases  (at most 8 minutes)
+#     only the phases and the warm throughput rows (after a change to the check path).
+set -uo pipefail
+what=${1:-first}
+source scripts/device-env.sh  # also sets and makes $OUT
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader
+if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
+  timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
+    2>&1 | tee "$OUT/ops-argmax.log" | tail -8
+fi
+timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu tests/test_pool_gpu.py \
+  -k "warm_checks" 2>&1 | tee "$OUT/test-pool-phases.log" | grep -E "warm|phases|passed|failed"
+left=$((570 - SECONDS))
+[ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
+  --modes warm --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -8

@@ -174,7 +174,7 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     asked) interleaved over the budget, check the output again after; (timing, a note on
     torch.compile when it could not be timed). `watch` gets the phases' laps."""
     where = f"{label(dtype, sizes)} (benchmark size)"
-    inputs = make_inputs(spec, sizes, dtype, seed)
+    inputs = make_inputs(spec, sizes, dtype, seed, device="cuda")
     watch.lap("bench inputs drawn")
     buffers = allocate(spec, sizes, dtype)
     load_inputs(buffers, inputs)
@@ -188,7 +188,7 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     watch.lap("bench reference")
     check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
     watch.lap("bench checks")
-    own = {k: v.to("cuda") for k, v in inputs.items()}  # the baseline reads its own copies
+    own = {k: v.clone() for k, v in inputs.items()}  # the baseline reads its own copies
     eager, make_compiled = reference.baseline(spec, own, sizes, torch_dtype(dtype))
     steps: list[Step] = [(lambda: runner.run(calls, graph), lambda: poison(buffers)),
                          (eager, None)]

@@ -124,3 +124,38 @@ def test_kgen_bench_json_on_a_saved_kernel():
     assert data["verdict"] == "pass" and data["timings"][0]["baseline"].startswith("cuBLAS")
     far = CliRunner().invoke(cli, ["bench", str(CHEATS / "correct_tiled.cu"), "--arch", "sm_120"])
     assert far.exit_code == 3 and "cannot run on the local GPU" in far.output
+
+
+def test_an_input_changed_only_at_a_bench_size_is_caught():
+    # Bench sizes draw their inputs on the GPU and compare the buffers with them there.
+    options = EvalOptions.quick(SPEC, profile=False, bench_sizes=SPEC.bench_sizes[:1])
+    result = run(Path(__file__).parent / "data" / "kernels" / "gemm_mutates_at_bench_size.cu",
+                 options)
+    assert result.verdict == "wrong", result.message
+    assert "modified input A" in result.message and "benchmark size" in result.message
+
+
+@pytest.mark.parametrize("spec", [load_op("layernorm"), load_op("argmax"),
+                                  load_op(path=SPECS / "argmax_ties" / "spec.yaml")],
+                         ids=["uniform-normal", "normal", "randint"])
+def test_inputs_drawn_on_the_gpu_follow_their_init(spec):
+    import torch
+
+    from kgen.sandbox.validate import make_inputs
+
+    sizes = spec.bench_sizes[0]
+    drawn = make_inputs(spec, sizes, "float32", 3, device="cuda")
+    again = make_inputs(spec, sizes, "float32", 3, device="cuda")
+    other = make_inputs(spec, sizes, "float32", 4, device="cuda")
+    for tensor in spec.operands:
+        x = drawn[tensor.name]
+        assert x.is_cuda and tuple(x.shape) == spec.shape(tensor, sizes)
+        assert torch.equal(x, again[tensor.name]) and not torch.equal(x, other[tensor.name])
+        if tensor.init.dist == "randint":  # every integer of [low, high) and nothing else
+            assert torch.equal(torch.unique(x).cpu(), torch.arange(int(tensor.init.a),
+                                                                    int(tensor.init.b)).float())
+        elif tensor.init.dist == "uniform":
+            assert tensor.init.a <= float(x.min()) and float(x.max()) < tensor.init.b
+        else:  # normal: mean and std within a few standard errors over millions of values
+            assert abs(float(x.mean()) - tensor.init.a) < 0.01 * tensor.init.b
+            assert abs(float(x.std()) - tensor.init.b) < 0.01 * tensor.init.b

@@ -5,8 +5,10 @@
 #     (make bench's path; never timed on an H200). On any card: where a warm check's time goes
 #     (the pool's warm-check test with -s prints the phases), then the throughput benchmark's
 #     warm rows (builtin, then scripted) with the phases under each.
-#   bash benchmarks/s19-2026-12-05/device.sh phases  (at most 8 minutes)
-#     only the phases and the warm throughput rows (after a change to the check path).
+#   bash benchmarks/s19-2026-12-05/device.sh phases  (at most 9 minutes)
+#     after the bench sizes' inputs were drawn on the GPU (the first run's phases put 3.5 s of a
+#     6.5 s check in drawing them on the host and copying them back): the GPU tests of the
+#     change, where gemm's reference phase goes, then the phases and warm throughput rows again.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -15,6 +17,11 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,no
 if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
   timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
+fi
+if [ "$what" = phases ]; then
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_sandbox_gpu.py \
+    -k "bench_size or drawn_on_the_gpu or correct_kernels" 2>&1 | tee "$OUT/test-drawn.log" | tail -4
+  timeout 60 python3 benchmarks/s19-2026-12-05/reference_cost.py 2>&1 | tee "$OUT/reference-cost.log"
 fi
 timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu tests/test_pool_gpu.py \
   -k "warm_checks" 2>&1 | tee "$OUT/test-pool-phases.log" | grep -E "warm|phases|passed|failed"

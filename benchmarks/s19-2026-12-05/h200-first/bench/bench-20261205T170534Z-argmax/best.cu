@@ -1,0 +1,398 @@
+// kgen: op=argmax dtype=float32
+// kgen: choices template=rowwise op=argmax tpr=256 rpb=2 vec=4 cache=8 online=0 hint=1
+// kgen: launch argmax_row_f32 grid=(cdiv(M, 2)) block=(512) smem=0 args=(X, I, M, N)
+// Written by kgen's builtin author (rule-based templates + search, not a language model).
+// Row-wise argmax: 256 threads per row, 2 row(s) per block, 4 x float32 per access, 8 accesses per thread per chunk (rows up to 8192 stay in registers); float32 math; any M, N.
+
+typedef float T;
+#define KGEN_OP 2
+constexpr int VEC = 4, ONLINE = 0, HINT = 1;
+// Shared by the builtin author's memory-bound templates (elementwise, rowwise, transpose): the
+// dtype conversions (all math is float32, whatever the storage type) and moving V consecutive
+// elements as one 2-, 4-, 8- or 16-byte access. A template includes this file by name; when kgen
+// renders the template it pastes the file in place of the #include, so a rendered kernel is one
+// self-contained .cu.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+__device__ __forceinline__ float to_f(float x) { return x; }
+__device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class E> __device__ __forceinline__ E from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// The plain integer type of one access of BYTES bytes (the compiler emits one ld/st for it).
+template <int BYTES> struct Raw;
+template <> struct Raw<16> { typedef uint4 type; };
+template <> struct Raw<8> { typedef uint2 type; };
+template <> struct Raw<4> { typedef unsigned int type; };
+template <> struct Raw<2> { typedef unsigned short type; };
+
+__device__ __forceinline__ bool aligned_to(const void* p, int bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & (unsigned long long)(bytes - 1)) == 0;
+}
+
+// One access: HINT 1 marks it evict-first (__ldcs/__stcs: the data is touched once, so it should
+// not push other lines out of L2), 0 is an ordinary cached access.
+template <int HINT, class R> __device__ __forceinline__ R ld(const R* p) {
+  if constexpr (HINT) return __ldcs(p);
+  return *p;
+}
+template <int HINT, class R> __device__ __forceinline__ void st(R* p, R v) {
+  if constexpr (HINT) __stcs(p, v);
+  else *p = v;
+}
+
+// V elements at p (aligned to V * sizeof(E)) as floats, and back.
+template <int V, int HINT = 0, class E>
+__device__ __forceinline__ void load_vec(const E* p, float (&f)[V]) {
+  typedef typename Raw<V * sizeof(E)>::type R;
+  const R r = ld<HINT>(reinterpret_cast<const R*>(p));
+  const E* e = reinterpret_cast<const E*>(&r);
+#pragma unroll
+  for (int k = 0; k < V; ++k) f[k] = to_f(e[k]);
+}
+
+template <int V, int HINT = 0, class E>
+__device__ __forceinline__ void store_vec(E* p, const float (&f)[V]) {
+  typedef typename Raw<V * sizeof(E)>::type R;
+  R r;
+  E* e = reinterpret_cast<E*>(&r);
+#pragma unroll
+  for (int k = 0; k < V; ++k) e[k] = from_f<E>(f[k]);
+  st<HINT>(reinterpret_cast<R*>(p), r);
+}
+
+constexpr int VW = VEC, WIDTH = VEC * (int)sizeof(T);  // elements, bytes per vector access
+constexpr unsigned FULL = 0xffffffffu;
+// Also names ONLINE for the ops that do not use it, so their builds carry no "declared but never
+// referenced" warning back to the report.
+static_assert(ONLINE == 0 || ONLINE == 1, "ONLINE is 0 (two passes) or 1 (online statistics)");
+constexpr float L2E = 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
+#if KGEN_OP == 2
+typedef long long Out;
+#else
+typedef T Out;
+#endif
+
+// One kernel's shape: TPR threads per row, RPB rows per block, CACHE accesses per thread per chunk.
+template <int TPR_, int RPB_, int CACHE_> struct Shape {
+  static constexpr int TPR = TPR_, RPB = RPB_, CACHE = CACHE_;
+  static constexpr int THREADS = TPR * RPB, WPR = TPR / 32;  // WPR: warps per row
+  static_assert(TPR % 32 == 0 && THREADS <= 1024, "whole warps per row, at most 1024 threads");
+};
+
+// Reduction states: `none` is the identity, `with` combines two (commutative), `shfl` reads a
+// lane's state. Every lane of a row ends with the same combined state.
+struct Sum {
+  float v;
+  static __device__ Sum none() { return {0.f}; }
+  __device__ Sum with(Sum o) const { return {v + o.v}; }
+  __device__ Sum shfl(int o) const { return {__shfl_xor_sync(FULL, v, o)}; }
+};
+struct Max {
+  float v;
+  static __device__ Max none() { return {-INFINITY}; }
+  __device__ Max with(Max o) const { return {fmaxf(v, o.v)}; }
+  __device__ Max shfl(int o) const { return {__shfl_xor_sync(FULL, v, o)}; }
+};
+// Value and index; the larger value wins and, on equal values, the smaller index: with each
+// thread scanning its elements in increasing index order, that is the row's first maximum.
+struct ArgMax {
+  float v;
+  int i;
+  static __device__ ArgMax none() { return {-INFINITY, 0x7fffffff}; }
+  __device__ ArgMax with(ArgMax o) const {
+    return (o.v > v || (o.v == v && o.i < i)) ? o : *this;
+  }
+  __device__ ArgMax shfl(int o) const {
+    return {__shfl_xor_sync(FULL, v, o), __shfl_xor_sync(FULL, i, o)};
+  }
+};
+// Running max and the sum of exp(x - max), rescaled when the max grows (online softmax).
+struct MaxSum {
+  float m, s;
+  static __device__ MaxSum none() { return {-INFINITY, 0.f}; }
+  __device__ MaxSum with(MaxSum o) const {
+    const float mx = fmaxf(m, o.m);
+    const float a = m == mx ? s : s * exp2f((m - mx) * L2E);
+    const float b = o.m == mx ? o.s : o.s * exp2f((o.m - mx) * L2E);
+    return {mx, a + b};
+  }
+  __device__ MaxSum shfl(int o) const {
+    return {__shfl_xor_sync(FULL, m, o), __shfl_xor_sync(FULL, s, o)};
+  }
+};
+// Count, mean and sum of squared deviations (Chan et al.'s pairwise merge): a one-pass variance
+// that does not cancel when the mean is large against the spread.
+struct Welford {
+  float n, mean, m2;
+  static __device__ Welford none() { return {0.f, 0.f, 0.f}; }
+  __device__ Welford with(Welford o) const {
+    if (o.n == 0.f) return *this;
+    if (n == 0.f) return o;
+    const float nn = n + o.n, d = o.mean - mean;
+    return {nn, mean + d * (o.n / nn), m2 + o.m2 + d * d * (n * o.n / nn)};
+  }
+  __device__ Welford shfl(int o) const {
+    return {__shfl_xor_sync(FULL, n, o), __shfl_xor_sync(FULL, mean, o),
+            __shfl_xor_sync(FULL, m2, o)};
+  }
+};
+
+template <class S> __device__ __forceinline__ S warp_all(S s) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) s = s.with(s.shfl(o));
+  return s;
+}
+
+// Every thread of a row group gets the group's combined state. With several warps per row the
+// warps' states meet in `buf` (room for WPR states per row); the second barrier keeps the next
+// call from overwriting them while a slow warp still reads.
+template <class Sh, class S> __device__ __forceinline__ S group_all(S s, unsigned char* buf) {
+  constexpr int WPR = Sh::WPR;
+  s = warp_all(s);
+  if constexpr (WPR > 1) {
+    S* states = reinterpret_cast<S*>(buf);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) states[warp] = s;
+    __syncthreads();
+    s = lane < WPR ? states[(warp / WPR) * WPR + lane] : S::none();
+    s = warp_all(s);
+    __syncthreads();
+  }
+  return s;
+}
+
+// One row as this thread sees it: chunks of TPR * CACHE accesses of V elements; thread t holds
+// accesses t, t + TPR, ... of the current chunk in v. `sweep` visits every access of the row in
+// increasing index order (per thread), reloading chunks unless the row is resident.
+template <class Sh, int V> struct Row {
+  static constexpr int TPR = Sh::TPR, CACHE = Sh::CACHE;
+  static constexpr int STEP = TPR * CACHE;  // accesses per chunk
+  const T* x;
+  int nv, t;  // accesses in the row, this thread's index in its row group
+  bool live, resident;
+  float v[CACHE][V];
+
+  __device__ void load(int c0) {
+#pragma unroll
+    for (int k = 0; k < CACHE; ++k) {
+      const int i = c0 + k * TPR + t;
+      if (live && i < nv) load_vec<V, HINT>(x + (size_t)i * V, v[k]);
+    }
+  }
+  template <class F> __device__ __forceinline__ void visit(int c0, F&& f) {
+#pragma unroll
+    for (int k = 0; k < CACHE; ++k) {
+      const int i = c0 + k * TPR + t;
+      if (live && i < nv) f(v[k], i * V);
+    }
+  }
+  // f(values[V], first column) for every access of the row this thread owns (f may change the
+  // values: a resident row keeps the change, a streamed chunk is reloaded next time).
+  template <class F> __device__ __forceinline__ void sweep(F&& f) {
+    if (resident) {
+      visit(0, f);
+      return;
+    }
+    for (int c0 = 0; c0 < nv; c0 += STEP) {
+      load(c0);
+      visit(c0, f);
+    }
+  }
+};
+
+template <class Sh, int V>
+__device__ __forceinline__ float row_max(Row<Sh, V>& r, unsigned char* red) {
+  Max s = Max::none();
+  r.sweep([&](const float(&a)[V], int) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) s.v = fmaxf(s.v, a[e]);
+  });
+  return group_all<Sh>(s, red).v;
+}
+
+// sum over the row of g(x) (x, x - c squared, exp(x - max)...).
+template <class Sh, int V, class G>
+__device__ __forceinline__ float row_sum(Row<Sh, V>& r, unsigned char* red, G&& g) {
+  Sum s = Sum::none();
+  r.sweep([&](const float(&a)[V], int) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) s.v += g(a[e]);
+  });
+  return group_all<Sh>(s, red).v;
+}
+
+// Y[j] = f(x[j], j) for the whole row (reloaded unless resident).
+template <class Sh, int V, class F>
+__device__ __forceinline__ void row_write(Row<Sh, V>& r, T* y, F&& f) {
+  r.sweep([&](const float(&a)[V], int j0) {
+    float out[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) out[e] = f(a[e], j0 + e);
+    store_vec<V>(y + j0, out);
+  });
+}
+
+// Column j0..j0+V-1 of a weight vector, as floats.
+template <int V> __device__ __forceinline__ void weights(const T* w, int j0, float (&f)[V]) {
+  load_vec<V>(w + j0, f);
+}
+
+template <class Sh, int V>
+__device__ __forceinline__ void process(const T* __restrict__ X, const T* __restrict__ W,
+                                        const T* __restrict__ B, Out* __restrict__ Y, int M,
+                                        int N, float eps, unsigned char* red) {
+  const int row = blockIdx.x * Sh::RPB + threadIdx.x / Sh::TPR;
+  Row<Sh, V> r;
+  r.live = row < M;
+  r.t = threadIdx.x % Sh::TPR;
+  r.nv = N / V;
+  r.x = X + (size_t)(r.live ? row : 0) * N;
+  r.resident = r.nv <= Row<Sh, V>::STEP;
+  if (r.resident) r.load(0);
+  const bool lead = r.live && r.t == 0;
+#if KGEN_OP == 0
+  const float s = row_sum(r, red, [](float a) { return a; });
+  if (lead) Y[row] = from_f<T>(s);
+#elif KGEN_OP == 1
+  const float m = row_max(r, red);
+  if (lead) Y[row] = from_f<T>(m);
+#elif KGEN_OP == 2
+  ArgMax s = ArgMax::none();
+  r.sweep([&](const float(&a)[V], int j0) {
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (a[e] > s.v) s = {a[e], j0 + e};  // strictly greater: this thread's first maximum
+  });
+  s = group_all<Sh>(s, red);
+  if (lead) Y[row] = s.i < N ? s.i : 0;  // a row of -inf only: index 0, as torch
+#elif KGEN_OP == 3
+  float m, total;
+  if (r.resident) {  // from registers: max, then exp in place (one exp per element), then scale
+    m = row_max(r, red);
+    const float mL = m * L2E;
+    Sum s = Sum::none();
+    r.sweep([&](float(&a)[V], int) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        a[e] = exp2f(fmaf(a[e], L2E, -mL));
+        s.v += a[e];
+      }
+    });
+    const float inv = 1.f / group_all<Sh>(s, red).v;
+    if (r.live) row_write(r, Y + (size_t)row * N, [inv](float a, int) { return a * inv; });
+    return;
+  }
+  if (!ONLINE) {
+    m = row_max(r, red);
+    const float mL = m * L2E;
+    total = row_sum(r, red, [mL](float a) { return exp2f(fmaf(a, L2E, -mL)); });
+  } else {
+    MaxSum s = MaxSum::none();
+    r.sweep([&](const float(&a)[V], int) {
+      float mx = a[0];
+#pragma unroll
+      for (int e = 1; e < V; ++e) mx = fmaxf(mx, a[e]);
+      const float mn = fmaxf(s.m, mx), mL = mn * L2E;
+      float part = 0.f;
+#pragma unroll
+      for (int e = 0; e < V; ++e) part += exp2f(fmaf(a[e], L2E, -mL));
+      s.s = (s.m == mn ? s.s : s.s * exp2f((s.m - mn) * L2E)) + part;
+      s.m = mn;
+    });
+    s = group_all<Sh>(s, red);
+    m = s.m;
+    total = s.s;
+  }
+  const float mL = m * L2E, inv = 1.f / total;
+  if (r.live)
+    row_write(r, Y + (size_t)row * N,
+              [mL, inv](float a, int) { return exp2f(fmaf(a, L2E, -mL)) * inv; });
+#elif KGEN_OP == 4
+  float mean, var;
+  if (r.resident || !ONLINE) {
+    mean = row_sum(r, red, [](float a) { return a; }) / N;
+    var = row_sum(r, red, [mean](float a) { return (a - mean) * (a - mean); }) / N;
+  } else {
+    Welford s = Welford::none();
+    r.sweep([&](const float(&a)[V], int) {
+      float c = 0.f;
+#pragma unroll
+      for (int e = 0; e < V; ++e) c += a[e];
+      c /= V;
+      float q = 0.f;
+#pragma unroll
+      for (int e = 0; e < V; ++e) q += (a[e] - c) * (a[e] - c);
+      s = s.with({(float)V, c, q});
+    });
+    s = group_all<Sh>(s, red);
+    mean = s.mean;
+    var = s.m2 / N;
+  }
+  const float rstd = rsqrtf(var + eps);
+  if (r.live)
+    r.sweep([&](const float(&a)[V], int j0) {
+      float w[V], b[V], out[V];
+      weights(W, j0, w);
+      weights(B, j0, b);
+#pragma unroll
+      for (int e = 0; e < V; ++e) out[e] = fmaf((a[e] - mean) * rstd, w[e], b[e]);
+      store_vec<V>(Y + (size_t)row * N + j0, out);
+    });
+#elif KGEN_OP == 5
+  const float q = row_sum(r, red, [](float a) { return a * a; });
+  const float scale = rsqrtf(q / N + eps);
+  if (r.live)
+    r.sweep([&](const float(&a)[V], int j0) {
+      float w[V], out[V];
+      weights(W, j0, w);
+#pragma unroll
+      for (int e = 0; e < V; ++e) out[e] = a[e] * scale * w[e];
+      store_vec<V>(Y + (size_t)row * N + j0, out);
+    });
+#endif
+}
+
+// The body of every kernel of the file, for one shape.
+template <int TPR, int RPB, int CACHE>
+__device__ __forceinline__ void rowwise(const T* __restrict__ X, const T* __restrict__ weight,
+                                        const T* __restrict__ bias, Out* __restrict__ Y, int M,
+                                        int N, float eps) {
+  typedef Shape<TPR, RPB, CACHE> Sh;
+  __shared__ __align__(16) unsigned char red[RPB * Sh::WPR * 16];
+  bool fast = N % VW == 0 && aligned_to(X, WIDTH);
+  if (KGEN_OP >= 3) fast = fast && aligned_to(Y, WIDTH);  // row outputs: vector stores
+  if (KGEN_OP >= 4) fast = fast && aligned_to(weight, WIDTH);
+  if (KGEN_OP == 4) fast = fast && aligned_to(bias, WIDTH);
+  if (fast)
+    process<Sh, VW>(X, weight, bias, Y, M, N, eps, red);
+  else
+    process<Sh, 1>(X, weight, bias, Y, M, N, eps, red);
+}
+
+// Each op's kernel parameters, and the call that fills in the ones it does not have.
+#if KGEN_OP == 4
+#define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
+    const T* __restrict__ bias, Out* __restrict__ Y, int M, int N, float eps
+#define ROW_ARGS X, weight, bias, Y, M, N, eps
+#elif KGEN_OP == 5
+#define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
+    Out* __restrict__ Y, int M, int N, float eps
+#define ROW_ARGS X, weight, nullptr, Y, M, N, eps
+#else
+#define ROW_PARAMS const T* __restrict__ X, Out* __restrict__ Y, int M, int N
+#define ROW_ARGS X, nullptr, nullptr, Y, M, N, 0.f
+#endif
+// ---- kgen:kernels begin (one per class of row length: rowwise<TPR, RPB, CACHE>, MIN_BLOCKS) ----
+// 256 threads per row, 2 row(s) per block, 8 accesses per thread: rows up to 8192 in registers, longer ones streamed
+extern "C" __global__ void __launch_bounds__(512, 1) argmax_row_f32(ROW_PARAMS) {
+  rowwise<256, 2, 8>(ROW_ARGS);
+}
+// ---- kgen:kernels end ----

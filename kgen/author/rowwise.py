@@ -146,7 +146,8 @@ def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
             # passes in fresh workers): the one configuration whose slowest size (8192 x 8192)
             # kept 90% of the copy bandwidth, 90.0-90.2%, against 88.8-88.9% for 128 threads x 16
             # loads, 1 row per block (the geometric mean of the three times 0.3% behind it,
-            # within noise). Shorter rows keep that former default.
+            # within noise). Shorter rows keep that former default. In `make bench` on an H200
+            # (benchmarks/s19-2026-12-05/): 91% / 91% / 96% at the three bench sizes.
             loads = max(1, 32 // vec)
             return RowParams(op, 256, 2, vec, loads, 0, 1), (
                 f"each row of {n} (the first bench size) is read once: 256 threads per row, 2 "

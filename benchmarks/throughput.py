@@ -14,9 +14,11 @@ reference, the checks, the baseline's set-up and the timed loop).
 Medians per candidate. `check s`: from handing a compiled candidate to the workers to its verdict,
 the profile included; `worker s`: the worker's part (a fresh worker's whole life, or one request
 to a warm one); `beyond timing`: that less the timing budget (0.5 s at each bench size in
-loop rounds), for which the issue's target is < 1.5 s. Each (model, mode) compiles into a cache
-of its own, so both pay the same compiles. On an H200 the builtin's three modes alone took about
-170 s with the defaults; the scripted model's come after them:
+loop rounds), for which the issue's target is < 1.5 s; `profile s`: the Nsight Compute run's
+own time (its wait for another candidate's profile, `profile_wait_s` in the JSON, apart). Each
+(model, mode) compiles into a cache of its own, so both pay the same compiles. On an H200 the
+builtin's three modes alone took about 170 s with the defaults; the scripted model's come after
+them:
 
     python -m benchmarks.throughput [--candidates 4] [--out throughput.json]
         [--models builtin,scripted] [--modes fresh,warm,warm-k2]
@@ -77,6 +79,7 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
     # and then, for a passing candidate, one Nsight Compute launch in a process of its own.
     worker = [e["extra"]["wall_s"] for e in evaluations if "wall_s" in e.get("extra", {})]
     profile = [e["profile"]["seconds"] for e in evaluations if e.get("profile")]
+    profile_wait = [e["profile"].get("waited_s", 0.0) for e in evaluations if e.get("profile")]
     phases = [e["extra"]["phases_s"] for e in evaluations if "phases_s" in e.get("extra", {})]
     return {"model": model_name, "mode": mode, "k": per_round, "candidates": len(attempts),
             "verdicts": [a["status"] for a in attempts],
@@ -84,6 +87,7 @@ def measure(model_name: str, mode: str, count: int, arch: str, base: Path) -> di
             "compile_s": _median([a["compile"]["seconds"] for a in attempts if a["compile"]]),
             "check_s": _median([e["seconds"] for e in evaluations]),
             "worker_s": _median(worker), "profile_s": _median(profile),
+            "profile_wait_s": _median(profile_wait),
             "beyond_timing_s": _median([w - BUDGET_S for w in worker]),
             "phases_s": {name: _median([p.get(name, 0.0) for p in phases])
                          for name in dict.fromkeys(k for p in phases for k in p)},

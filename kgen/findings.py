@@ -79,7 +79,8 @@ class Profile:
     missing: tuple[str, ...] = ()  # metrics ncu did not return
     error: str = ""  # why there is no profile (no ncu, ERR_NVGPUCTRPERM, ...)
     unavailable: bool = False  # the machine's fault (no ncu, no permission), not the kernel's
-    seconds: float = 0.0
+    seconds: float = 0.0  # the profile's own wall time, ncu's start to its end
+    waited_s: float = 0.0  # before it, for the host's profile lock (another profile was running)
 
     @property
     def bank_conflicts(self) -> bool:

@@ -122,13 +122,17 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
         return Profile(error=_unusable, unavailable=True)
     cmd = command(str(exe), request.contract, request.bench_sizes[0])
     with one_profile_at_a_time():
+        waited = time.monotonic() - started
         run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe,
                           env=env)
     result = read(run, request)
     if result.error and any(m in run.text + run.output for m in _PERMISSION):
         _unusable = result.error
         result = replace(result, unavailable=True)
-    return replace(result, seconds=round(time.monotonic() - started, 3))
+    # The wait is kept apart: with several workers, a profile's own cost would otherwise grow
+    # with how many others stood before it in the queue.
+    return replace(result, seconds=round(time.monotonic() - started - waited, 3),
+                   waited_s=round(waited, 3))
 
 
 def read(run: wrapped.Wrapped, request: EvalRequest) -> Profile:

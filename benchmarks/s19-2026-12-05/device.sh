@@ -9,6 +9,10 @@
 #     after the bench sizes' inputs were drawn on the GPU (the first run's phases put 3.5 s of a
 #     6.5 s check in drawing them on the host and copying them back): the GPU tests of the
 #     change, where gemm's reference phase goes, then the phases and warm throughput rows again.
+#   bash benchmarks/s19-2026-12-05/device.sh ab      (at most 9 minutes)
+#     for a card with no phases on record (an H100): `phases`, then gpu-draw.patch taken back (the
+#     inputs drawn on the host again) and the pool's warm-check test run once more, so the two
+#     sets of phases come from one card.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -18,13 +22,18 @@ if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
   timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
 fi
-if [ "$what" = phases ]; then
+if [ "$what" = phases ] || [ "$what" = ab ]; then
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_sandbox_gpu.py \
     -k "bench_size or drawn_on_the_gpu or correct_kernels" 2>&1 | tee "$OUT/test-drawn.log" | tail -4
   timeout 60 python3 benchmarks/s19-2026-12-05/reference_cost.py 2>&1 | tee "$OUT/reference-cost.log"
 fi
 timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu tests/test_pool_gpu.py \
   -k "warm_checks" 2>&1 | tee "$OUT/test-pool-phases.log" | grep -E "warm|phases|passed|failed"
-left=$((570 - SECONDS))
+left=$(( $([ "$what" = ab ] && echo 480 || echo 570) - SECONDS ))
 [ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
   --modes warm --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -8
+if [ "$what" = ab ]; then
+  patch -R -p1 < benchmarks/s19-2026-12-05/gpu-draw.patch && \
+  timeout 120 python3 -m pytest -q -s -p no:cacheprovider -m gpu tests/test_pool_gpu.py \
+    -k "warm_checks" 2>&1 | tee "$OUT/test-pool-phases-host-draw.log" | grep -E "warm|phases|passed|failed"
+fi

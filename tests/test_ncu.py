@@ -199,9 +199,9 @@ def test_profiles_run_one_at_a_time(fake_ncu, monkeypatch, tmp_path):
                               range(4)))
     assert [p.kernel for p in found] == ["copy_f32"] * 4 and most[0] == 1
     # A profile's own time (0.2 s here) leaves out its wait for the lock: the last one waited
-    # for three, at least 0.6 s, which its own time would otherwise include.
+    # for three (about 0.6 s), which its own time would otherwise include.
     seconds, waits = [p.seconds for p in found], [p.waited_s for p in found]
-    assert min(seconds) >= 0.2 and max(seconds) < 0.6 <= max(waits), (seconds, waits)
+    assert min(seconds) >= 0.2 and max(seconds) < 0.55 <= max(waits), (seconds, waits)
 
 
 def test_the_profile_lock_serves_with_a_file_of_another_user_or_none_at_all(monkeypatch,

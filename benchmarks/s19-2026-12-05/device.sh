@@ -13,6 +13,10 @@
 #     for a card with no phases on record (an H100): `phases`, then gpu-draw.patch taken back (the
 #     inputs drawn on the host again) and the pool's warm-check test run once more, so the two
 #     sets of phases come from one card.
+#   bash benchmarks/s19-2026-12-05/device.sh tf32x3  (at most 6 minutes)
+#     the prepared 3xTF32 float32 gemm (tf32x3/, never run on a GPU yet): `kgen bench` of the file
+#     at every bench size against cuBLAS (TF32 off), then each variant of variants.py at the first
+#     bench size. Every run validates at every test size first; a wrong one says so.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -21,6 +25,16 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,no
 if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
   timeout 170 python3 -m benchmarks.bench_table --dtypes "" --ops argmax --out "$OUT/bench" \
     2>&1 | tee "$OUT/ops-argmax.log" | tail -8
+fi
+if [ "$what" = tf32x3 ]; then
+  dir=benchmarks/s19-2026-12-05/tf32x3
+  timeout 150 kgen bench "$dir/gemm_tf32x3.cu" --no-profile 2>&1 | tee "$OUT/tf32x3-bench.log" | tail -12
+  python3 "$dir/variants.py" "$OUT/variants" > /dev/null
+  for f in "$OUT"/variants/*.cu; do
+    echo "== $(basename "$f")"
+    timeout 60 kgen bench "$f" --quick --no-profile 2>&1 | grep -E "^(pass|wrong|crash|timeout|launch_error|suspicious)|time |resource" | head -4
+  done 2>&1 | tee "$OUT/tf32x3-variants.log"
+  exit 0
 fi
 if [ "$what" = phases ] || [ "$what" = ab ]; then
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_sandbox_gpu.py \

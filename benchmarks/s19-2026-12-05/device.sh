@@ -15,7 +15,7 @@
 #     sets of phases come from one card.
 #   bash benchmarks/s19-2026-12-05/device.sh tf32x3  (at most 6 minutes)
 #     the prepared 3xTF32 float32 gemm (tf32x3/, never run on a GPU yet): `kgen bench` of the file
-#     at every bench size against cuBLAS (TF32 off), then each variant of variants.py at the first
+#     at the first bench size, then at every bench size against cuBLAS (TF32 off), then each variant of variants.py at the first
 #     bench size. Every run validates at every test size first; a wrong one says so.
 set -uo pipefail
 what=${1:-first}
@@ -28,6 +28,8 @@ if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
 fi
 if [ "$what" = tf32x3 ]; then
   dir=benchmarks/s19-2026-12-05/tf32x3
+  # First the quickest answer (validation, then the first bench size), for a call cut short.
+  timeout 60 kgen bench "$dir/gemm_tf32x3.cu" --quick --no-profile 2>&1 | tee "$OUT/tf32x3-quick.log" | tail -8
   timeout 150 kgen bench "$dir/gemm_tf32x3.cu" --no-profile 2>&1 | tee "$OUT/tf32x3-bench.log" | tail -12
   python3 "$dir/variants.py" "$OUT/variants" > /dev/null
   for f in "$OUT"/variants/*.cu; do

@@ -140,6 +140,10 @@ def main(candidates: int, out: Path | None, models: str, modes: str) -> None:
                            f"{r['beyond_timing_s']!s:>15} {r['profile_s']!s:>9}  {r['verdicts']}")
                 click.echo("    worker phases, median s: " + ", ".join(
                     f"{name} {s}" for name, s in r["phases_s"].items()))
+                for w in r["workers"]:  # a warm worker replaced mid-run costs a start-up
+                    if w["restarts"]:
+                        click.echo(f"    {w['worker']} restarted {w['restarts']}x: "
+                                   f"{w.get('restarted_for', {})}")
                 if out is not None:
                     out.write_text(json.dumps({"gpu": found[0], "rows": rows}, indent=2))
 

@@ -135,3 +135,19 @@ def test_samples_are_averaged_per_op_before_pairing():
          cell("x", [attempt(1)], prompt_set="p2", sample=1)]
     (solved, _) = compare(a + b, "prompt_set", judged=True)
     assert solved.units == 1 and solved.mean_b == 0.5 and solved.mean_diff == -0.5
+
+
+def test_the_workers_table_says_why_a_worker_was_restarted():
+    from kgen.experiment.report import render
+
+    workers = [{"worker": "gpu0.w0", "candidates": 9, "busy_s": 30.0, "busy_fraction": 0.5,
+                "restarts": 2, "restarted_for": {"crash verdict": 1, "max jobs": 1}},
+               {"worker": "gpu0.w1", "candidates": 8, "busy_s": 28.0, "busy_fraction": 0.47,
+                "restarts": 0, "restarted_for": {}},
+               {"worker": "gpu1.w0", "candidates": 7, "busy_s": 20.0, "busy_fraction": 0.33,
+                "restarts": 1}]  # a session recorded before the reasons were kept
+    text = render({"name": "x"}, [], [], [], {"validated": True, "plots": [], "plots_skipped": "",
+                                              "sessions": [{"wall_s": 60, "workers": workers}]})
+    rows = [line for line in text.splitlines() if "gpu" in line]
+    assert rows[0].endswith("| 2 (1 crash verdict, 1 max jobs) |")
+    assert rows[1].endswith("| 0 |") and rows[2].endswith("| 1 |")

@@ -73,6 +73,7 @@ def test_one_warm_worker_serves_candidate_after_candidate(logs):
         assert "UNSAFE" in results[0].note and "peaks" not in results[0].extra
         (stats,) = p.busy()
         assert stats["candidates"] == 3 and stats["restarts"] == 0 and stats["busy_s"] > 0
+        assert stats["restarted_for"] == {}
 
 
 def test_a_crash_replaces_the_worker_and_the_gpu_is_checked_on_its_successor(logs):
@@ -85,6 +86,7 @@ def test_a_crash_replaces_the_worker_and_the_gpu_is_checked_on_its_successor(log
         assert after.verdict == "pass" and pid(after) != pid(first)
         assert not _alive(pid(first))
         assert p.busy()[0]["restarts"] == 1
+        assert p.busy()[0]["restarted_for"] == {"crash verdict": 1}
 
 
 def test_a_hung_candidate_is_a_timeout_and_its_worker_is_killed(logs):
@@ -97,6 +99,7 @@ def test_a_hung_candidate_is_a_timeout_and_its_worker_is_killed(logs):
         assert not _alive(pid(first))
         assert "canary" in hung.extra
         assert judge(p, "pass").verdict == "pass"
+        assert p.busy()[0]["restarted_for"] == {"timeout verdict": 1}
 
 
 def test_a_worker_that_exits_is_a_crash_with_its_last_words_and_is_replaced(logs):
@@ -106,6 +109,16 @@ def test_a_worker_that_exits_is_a_crash_with_its_last_words_and_is_replaced(logs
         assert "the stand-in dies" in died.message
         assert judge(p, "pass").verdict == "pass"
         assert p.busy()[0]["restarts"] == 1
+
+
+def test_a_worker_that_ends_between_candidates_is_replaced_and_the_reason_counted(logs):
+    with pool(logs) as p:
+        first = judge(p, "quit")  # answers, then exits 0.5 s later
+        assert first.verdict == "pass"
+        time.sleep(1.5)
+        after = judge(p, "pass")
+        assert after.verdict == "pass" and pid(after) != pid(first)
+        assert p.busy()[0]["restarted_for"] == {"exited between candidates": 1}
 
 
 def test_a_launch_error_keeps_the_worker_after_a_canary_on_it(logs):
@@ -121,6 +134,7 @@ def test_workers_are_replaced_after_max_jobs_and_get_the_measured_peaks(logs):
         assert pid(a) == pid(b) != pid(c)
         assert noted(logs, pid(a))["peaks"] is None
         assert json.loads(noted(logs, pid(c))["peaks"]) == {"bandwidth:": 4.2e12}
+        assert p.busy()[0]["restarted_for"] == {"max jobs": 1}
 
 
 def test_a_failing_start_up_canary_is_an_environment_problem(logs):

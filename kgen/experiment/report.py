@@ -148,5 +148,12 @@ def _sessions(sessions: Sequence[dict[str, Any]]) -> list[str]:
     for i, s, w in rows:
         lines.append(f"| {i} | {s.get('where', 'local')} | {w['worker']} | {w['candidates']} | "
                      f"{w['busy_s']:.1f} | {w['busy_fraction']:.0%} of {s.get('wall_s', 0):.0f}"
-                     f" s | {w['restarts']} |")
+                     f" s | {_restarts(w)} |")
     return lines
+
+
+def _restarts(worker: dict[str, Any]) -> str:
+    """The count, and why where the pool said (`restarted_for`; sessions before it have none)."""
+    why = worker.get("restarted_for") or {}
+    reasons = ", ".join(f"{n} {reason}" for reason, n in why.items())
+    return f"{worker['restarts']} ({reasons})" if reasons else str(worker["restarts"])

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,13 +121,15 @@ class WarmWorker:
             return log.read().decode("utf-8", errors="replace")
 
     @property
-    def worn(self) -> bool:
-        """Exited, or its log is too big: replace it."""
+    def worn_because(self) -> str:
+        """Why to replace it now ("exited", "log too big"), or "" to keep it."""
+        if self.proc.poll() is not None:
+            return "exited"
         try:
             size = self.log_path.stat().st_size
         except OSError:
             size = 0
-        return self.proc.poll() is not None or size > MAX_LOG
+        return "log too big" if size > MAX_LOG else ""
 
     def kill(self, keep_folder: bool = False) -> None:
         """End the worker and everything it started; remove its folder."""
@@ -147,6 +149,7 @@ class SlotStats:
     busy_s: float = 0.0  # time spent judging candidates
     candidates: int = 0
     restarts: int = 0
+    why: dict[str, int] = field(default_factory=dict)  # restart reason -> how many times
 
 
 class WorkerPool:
@@ -227,11 +230,13 @@ class WorkerPool:
             self._worker(index)
 
     def busy(self) -> list[dict[str, Any]]:
-        """Per worker slot: busy seconds, candidates judged, restarts and the busy fraction."""
+        """Per worker slot: busy seconds, candidates judged, restarts (and why) and the busy
+        fraction."""
         wall = max(time.monotonic() - self.started, 1e-9)
         with self._lock:
             return [{"worker": s.label, "busy_s": round(s.busy_s, 3), "candidates": s.candidates,
-                     "restarts": s.restarts, "busy_fraction": round(s.busy_s / wall, 4)}
+                     "restarts": s.restarts, "restarted_for": dict(s.why),
+                     "busy_fraction": round(s.busy_s / wall, 4)}
                     for s in self.stats]
 
     def close(self) -> None:
@@ -257,11 +262,11 @@ class WorkerPool:
     def _ready(self, index: int) -> WarmWorker:
         """A worker that passed its start-up canary; EnvironmentProblem if none can."""
         if (old := self._workers[index]) is not None and old.proc.poll() is not None:
-            self._retire(index)  # it ended between candidates: never blame the next one
+            self._retire(index, "exited between candidates")  # never blame the next one
         worker = self._worker(index)
         ready = worker.wait_ready(self.start_timeout_s)
         if not ready.passed:
-            self._retire(index)
+            self._retire(index, "start-up canary failed")
             raise EnvironmentProblem(f"the GPU worker on {self.slots[index].label} did not pass "
                                      f"its start-up canary ({ready.verdict}: {ready.message})")
         return worker
@@ -276,9 +281,11 @@ class WorkerPool:
         with self._lock:
             self.stats[index].busy_s += busy
             self.stats[index].candidates += 1
-        if result.verdict in (Verdict.CRASH, Verdict.TIMEOUT) or worker.worn \
-                or worker.jobs >= self.max_jobs:
-            self._retire(index)
+        why = (f"{Verdict(result.verdict).value} verdict"
+               if result.verdict in (Verdict.CRASH, Verdict.TIMEOUT)
+               else worker.worn_because or ("max jobs" if worker.jobs >= self.max_jobs else ""))
+        if why:
+            self._retire(index, why)
         health = self._health(index) if Verdict(result.verdict).needs_health_check else {}
         note = "UNSAFE: the worker ran without bubblewrap (--unsafe-no-sandbox)" if self.unsafe \
             else ("isolation: limits only (bubblewrap not usable here)"
@@ -295,13 +302,15 @@ class WorkerPool:
             with self._lock:
                 self._peaks[slot.gpu.uuid if slot.gpu else ""] = peaks
 
-    def _retire(self, index: int) -> None:
+    def _retire(self, index: int, why: str) -> None:
         worker = self._workers[index]
         if worker is not None:
             worker.kill()
             self._workers[index] = None
             with self._lock:
-                self.stats[index].restarts += 1
+                stats = self.stats[index]
+                stats.restarts += 1
+                stats.why[why] = stats.why.get(why, 0) + 1
         self._worker(index)  # the successor starts importing torch now
 
     def _health(self, index: int, tries: int = 2) -> dict[str, str]:
@@ -310,7 +319,7 @@ class WorkerPool:
         last = None
         for attempt in range(tries):
             if attempt:
-                self._retire(index)
+                self._retire(index, "canary failed after a candidate")
                 time.sleep(3.0)
             worker = self._worker(index)
             try:

@@ -1,7 +1,8 @@
 """A stand-in for `python -m kgen.sandbox.worker --serve`: the same protocol, no GPU.
 
 The candidate's "binary" says what to do: pass, wrong, launch (launch_error), crash (then exit, as
-the real worker does), die (exit without a result), hang, sleep (0.4 s, then pass). Every answer
+the real worker does), die (exit without a result), hang, sleep (0.4 s, then pass), quit (pass,
+then exit 0.5 s later, between candidates). Every answer
 names the process that gave it, so tests can tell a warm worker from a fresh one.
 Arguments: LOG_DIR (where each process notes its pid, CUDA_VISIBLE_DEVICES and the peaks it was
 handed), and `--canary=fail` to make the start-up canary fail.
@@ -51,4 +52,7 @@ while line := sys.stdin.readline():
     write(job / "result.json", {"verdict": verdict, "message": f"pid={os.getpid()} "
                                 f"served={served}", "extra": {"peaks": {"bandwidth:": 4.2e12}}})
     if verdict == "crash":
+        os._exit(0)
+    if what == "quit":
+        time.sleep(0.5)
         os._exit(0)

@@ -16,7 +16,8 @@
 #   bash benchmarks/s19-2026-12-05/device.sh tf32x3  (at most 6 minutes)
 #     the prepared 3xTF32 float32 gemm (tf32x3/, never run on a GPU yet): `kgen bench` of the file
 #     at the first bench size, then at every bench size against cuBLAS (TF32 off), then each variant of variants.py at the first
-#     bench size. Every run validates at every test size first; a wrong one says so.
+#     bench size. Every run validates at every test size first; a wrong one says so. In the time
+#     left, the throughput benchmark's builtin warm-k2 row, whose one restart per row is unexplained.
 set -uo pipefail
 what=${1:-first}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -36,6 +37,11 @@ if [ "$what" = tf32x3 ]; then
     echo "== $(basename "$f")"
     timeout 60 kgen bench "$f" --quick --no-profile 2>&1 | grep -E "^(pass|wrong|crash|timeout|launch_error|suspicious)|time |resource" | head -4
   done 2>&1 | tee "$OUT/tf32x3-variants.log"
+  # Then, in the time left, why warm-k2's pool restarted its worker once per row (s18, s19): the
+  # pool now records each restart's reason, printed under the row.
+  left=$((540 - SECONDS))
+  [ "$left" -gt 80 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
+    --models builtin --modes warm-k2 --out "$OUT/throughput-k2.json" 2>&1 | tee "$OUT/throughput-k2.log" | tail -5
   exit 0
 fi
 if [ "$what" = phases ] || [ "$what" = ab ]; then

@@ -13,7 +13,7 @@
 #     for a card with no phases on record (an H100): `phases`, then gpu-draw.patch taken back (the
 #     inputs drawn on the host again) and the pool's warm-check test run once more, so the two
 #     sets of phases come from one card.
-#   bash benchmarks/s19-2026-12-05/device.sh tf32x3  (at most 6 minutes)
+#   bash benchmarks/s19-2026-12-05/device.sh tf32x3  (at most 9 minutes)
 #     the prepared 3xTF32 float32 gemm (tf32x3/, never run on a GPU yet): `kgen bench` of the file
 #     at the first bench size, then at every bench size against cuBLAS (TF32 off), then each variant of variants.py at the first
 #     bench size. Every run validates at every test size first; a wrong one says so. In the time

@@ -37,3 +37,17 @@ class Signalled(KeyboardInterrupt):
     @property
     def exit_code(self) -> int:
         return 128 + self.signum
+
+
+def require_file(path: object) -> None:
+    """UsageError unless `path` is a readable regular file: missing and not-a-file (a directory,
+    /dev/null) are told apart, since "no such file" about a path that exists misleads."""
+    from pathlib import Path
+
+    given = Path(str(path))
+    if given.is_file():
+        return
+    if not given.exists():
+        raise UsageError(f"no such file: {path}")
+    what = "a directory" if given.is_dir() else "not a regular file"
+    raise UsageError(f"{path} is {what}; give a file")

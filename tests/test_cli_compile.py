@@ -93,6 +93,14 @@ def test_missing_file_exits_2(tmp_path):
     assert result.stderr.strip() == f"kgen: error: no such file: {tmp_path / 'nope.cu'}"
 
 
+def test_a_path_that_is_not_a_file_is_named_as_such(tmp_path):
+    result = _run("compile", "/dev/null", "--arch", "sm_89")  # exists: not "no such file"
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "kgen: error: /dev/null is not a regular file; give a file"
+    folder = _run("compile", str(tmp_path), "--arch", "sm_89")  # click's own check says it
+    assert folder.exit_code == 2 and "is a directory" in folder.output
+
+
 def test_missing_arch_option_is_usage_error(good):
     assert _run("compile", str(good)).exit_code == 2
 
@@ -119,3 +127,13 @@ def test_refused_include_and_non_utf8_exit_1_without_traceback(tmp_path):
     (d,) = json.loads(result.stdout)["diagnostics"]
     assert d["line"] == 2 and d["message"].startswith("include refused")
     assert "Traceback" not in result.output
+
+
+def test_require_file_tells_missing_from_not_a_file(tmp_path):
+    from kgen.errors import UsageError, require_file
+
+    (tmp_path / "k.cu").write_text("")
+    require_file(tmp_path / "k.cu")  # a file: nothing said
+    for path, words in ((tmp_path / "nope.cu", "no such file"), (tmp_path, "is a directory")):
+        with pytest.raises(UsageError, match=words):
+            require_file(path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from kgen.errors import UsageError
+from kgen.errors import require_file
 from kgen.textsafe import terminal
 
 
@@ -30,8 +30,7 @@ def compile_file(file: Path, arch: str, as_json: bool, output: Path | None, flag
     from kgen.compile import compile_source
 
     target = parse_arch(arch)
-    if not file.is_file():
-        raise UsageError(f"no such file: {file}")
+    require_file(file)
     result = compile_source(file.read_bytes(), target, flags=flags,
                             include_dir=file.resolve().parent, use_cache=not no_cache)
     if output is not None and result.cubin is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from kgen.cli.run_cmds import with_check_options
-from kgen.errors import EnvironmentProblem, UsageError
+from kgen.errors import EnvironmentProblem, UsageError, require_file
 from kgen.textsafe import terminal
 
 UNSAFE_WARNING = ("kgen: WARNING: --unsafe-no-sandbox: the kernel's worker runs WITHOUT "
@@ -132,8 +132,7 @@ def _prepare(file: Path, op: str | None, op_file: Path | None, dtype: str | None
     compile, 3 without a GPU that can run it (`gpu_need` says which command needs one, for what)."""
     from kgen.compile import compile_source
 
-    if not file.is_file():
-        raise UsageError(f"no such file: {file}")
+    require_file(file)
     source = file.read_text(errors="replace")
     spec = _load_spec(source, op, op_file, kernelbench)
     contract = _contract(source, spec, dtype, file)
@@ -197,8 +196,7 @@ def doctor(binary: Path | None, as_json: bool, unsafe_no_sandbox: bool) -> None:
     from kgen import doctor as checks_module
 
     if binary is not None:
-        if not binary.is_file():
-            raise UsageError(f"no such file: {binary}")
+        require_file(binary)
         checks = checks_module.check_binary(binary)
     else:
         checks = checks_module.run_checks(unsafe=unsafe_no_sandbox)

@@ -20,7 +20,7 @@ from kgen import models, process
 from kgen.arch import local_gpu, parse_arch
 from kgen.compile import CompileResult, Diagnostic, compile_source
 from kgen.contract import Contract
-from kgen.errors import KgenError, UsageError
+from kgen.errors import KgenError, UsageError, require_file
 from kgen.gpu.client import FreshWorkers, Workers
 from kgen.gpu.evaluate import EvalOptions, evaluate, plan
 from kgen.gpu.pool import WorkerPool
@@ -230,8 +230,7 @@ def op_spec(config: RunConfig) -> OpSpec:
 
 def _fix_task(config: RunConfig) -> Task:
     path = Path(str(config.input_path))
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
+    require_file(path)
     arch = parse_arch(resolve_arch(config.arch))
     source = path.read_bytes().decode("utf-8", errors="replace")
     contract, _ = parse_contract(source, None)

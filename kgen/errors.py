@@ -1,6 +1,8 @@
 """One exception family; the CLI turns each into one clear line and its exit code (the
 README's exit-code table)."""
 
+from pathlib import Path
+
 
 class KgenError(Exception):
     """A problem kgen reports to the user; exit_code follows the README's exit-code table."""
@@ -39,15 +41,12 @@ class Signalled(KeyboardInterrupt):
         return 128 + self.signum
 
 
-def require_file(path: object) -> None:
-    """UsageError unless `path` is a readable regular file: missing and not-a-file (a directory,
+def require_file(path: Path) -> None:
+    """UsageError unless `path` is a regular file: missing and not-a-file (a directory,
     /dev/null) are told apart, since "no such file" about a path that exists misleads."""
-    from pathlib import Path
-
-    given = Path(str(path))
-    if given.is_file():
+    if path.is_file():
         return
-    if not given.exists():
+    if not path.exists():
         raise UsageError(f"no such file: {path}")
-    what = "a directory" if given.is_dir() else "not a regular file"
+    what = "a directory" if path.is_dir() else "not a regular file"
     raise UsageError(f"{path} is {what}; give a file")

@@ -22,7 +22,9 @@ from pathlib import Path
 import click
 
 from benchmarks import ops_table
-from kgen.arch import local_gpu, parse_arch
+from kgen.arch import Arch, local_gpu, parse_arch
+from kgen.author.space import templates_for
+from kgen.author.tf32x3 import LABEL as TF32X3_LABEL
 from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.loop.candidate import parse_contract
@@ -46,12 +48,14 @@ def bench_source(source: str, task: Task, budget_s: float) -> Evaluation:
     return result or Evaluation("crash", "no GPU")
 
 
-def builtin_best(task: Task, rounds: int, out: Path) -> tuple[str | None, str, str]:
-    """Run the generate loop with the builtin author; (best source, its choices, an account)."""
+def builtin_best(task: Task, rounds: int, out: Path, only: tuple[str, ...] = ()
+                 ) -> tuple[str | None, str, str]:
+    """Run the generate loop with the builtin author (limited to the gemm templates `only` names,
+    when it names any); (best source, its choices, an account)."""
     assert task.spec is not None
     config = RunConfig("generate", task.arch.name, op=task.spec.name, dtype=task.dtype,
                        rounds=rounds, patience=3)
-    run = Run.start(config, out, BuiltinModel())
+    run = Run.start(config, out, BuiltinModel(only))
     summary = run.execute()
     best_source = Path(summary.best).read_text() if summary.best and summary.validated else None
     choices = ""
@@ -104,12 +108,24 @@ def _ms(result: Evaluation | None, i: int) -> float | None:
 IMPLS = ("reference naive", "builtin best", "cuBLAS", "Triton")
 
 
-def targets(local, dtype: str) -> list:
-    """The local arch, and on Hopper also sm_90a for the 16-bit dtypes (the wgmma template)."""
-    found = [local]
+def targets(local, dtype: str) -> list[tuple[Arch, tuple[str, ...]]]:
+    """(arch, gemm templates the search may use; all when empty) per searched row: the local
+    arch; on Hopper also sm_90a for the 16-bit dtypes (the wgmma template); and where float32 has
+    the 3xTF32 template, a SIMT-only search too, the float32 target's measure."""
+    found: list[tuple[Arch, tuple[str, ...]]] = [(local, ())]
     if local.major_minor == 90 and not local.suffix and dtype in ("float16", "bfloat16"):
-        found.append(parse_arch("sm_90a"))
+        found.append((parse_arch("sm_90a"), ()))
+    if "tf32x3" in templates_for(local, dtype):
+        found.append((local, ("simt",)))
     return found
+
+
+def row_label(dtype: str, target, local, only: tuple[str, ...], config: str) -> str:
+    """`float32`, `float16 sm_90a`, `float32 SIMT`, or `float32 3xTF32` when that is the best."""
+    label = dtype if target == local else f"{dtype} {target.name}"
+    if only:
+        return f"{label} {'+'.join(t.upper() for t in only)}"
+    return f"{label} 3xTF32" if f"precision={TF32X3_LABEL}" in config else label
 
 
 def table(rows: list[dict]) -> str:
@@ -142,13 +158,13 @@ def gemm_table(arch, dtypes: str, rounds: int, budget: float, out: Path, stamp: 
         task = Task("generate", arch, spec, dtype)
         naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
         triton = triton_times(dtype, list(spec.bench_sizes))
-        for target in targets(arch, dtype):  # on Hopper also sm_90a (the wgmma template)
-            label = dtype if target == arch else f"{dtype} {target.name}"
+        for target, only in targets(arch, dtype):
             task = Task("generate", target, spec, dtype)
-            source, config, account = builtin_best(
-                task, rounds, out / f"bench-{stamp}-{label.replace(' ', '-')}")
+            folder = f"bench-{stamp}-{dtype}-{target.name}" + "".join(f"-{t}" for t in only)
+            source, config, account = builtin_best(task, rounds, out / folder, only)
+            label = row_label(dtype, target, arch, only, config)
             best = bench_source(source, task, budget) if source else None
-            if best is not None and target == arch:
+            if best is not None and target == arch and not only:
                 bests[dtype] = best
             notes.append(f"{label}: builtin {account}; naive {naive.verdict}"
                          + (f"; best {best.verdict} {best.message[:200]}" if best else ""))

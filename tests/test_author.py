@@ -12,6 +12,7 @@ from helpers import gpu_workers
 from kgen.arch import parse_arch
 from kgen.author import costmodel as model
 from kgen.author import space as gemm_space
+from kgen.author.families import GemmFamily
 from kgen.author.mma import MmaParams
 from kgen.author.search import propose
 from kgen.author.simt import SimtParams
@@ -26,6 +27,7 @@ from kgen.author.space import (
     space,
     templates_for,
 )
+from kgen.author.tf32x3 import Tf32x3Params
 from kgen.author.wgmma import WgmmaParams
 from kgen.compile import CompileResult, Diagnostic, ResourceUsage, compile_source
 from kgen.loop.attempt import Attempt
@@ -146,10 +148,12 @@ def test_a_spread_of_the_space_compiles():
     """A fixed, deterministic spread of each template's sm_90 space (both pipes and rasters)."""
     target = parse_arch("sm_90")
     for dtype, template, step in (("float32", "simt", 60), ("float16", "mma", 150),
-                                  ("bfloat16", "simt", 60)):
+                                  ("bfloat16", "simt", 60), ("float32", "tf32x3", 40)):
         for p in space(target, dtype, template)[::step]:
             result = compile_source(render(p, dtype), target)
             assert result.ok, f"{p.choices} {dtype}:\n{result.summary}"
+            if template == "tf32x3":  # its registers are tight (accumulators twice over)
+                assert all(r.spill_stores == 0 for r in result.resources.values()), p.choices
 
 
 @pytest.mark.nvcc
@@ -333,9 +337,72 @@ def test_timings_move_toward_the_fastest():
     target = arch("sm_90")
     slow, fast = SimtParams(64, 64, 16, 4, 4, 2, 4), SimtParams(128, 128, 8, 8, 8, 2, 4)
     history = (attempt(1, slow, verdict="pass", ms=9.0), attempt(2, fast, verdict="pass", ms=3.4))
-    found = propose(target, "float32", history)
+    found = propose(target, "float32", history, GemmFamily(("simt",)))  # 3xTF32: tests below
     assert "attempt 2 is the fastest" in found.reason
     assert len(changed(fast, found.params)) == 1  # one step from the fastest, along one axis
+
+
+# --- 3xTF32: float32 on the tensor cores, tried once ----------------------------------------
+
+def test_3xtf32_is_offered_for_float32_on_sm80_and_later_only():
+    for name in ("sm_80", "sm_86", "sm_89", "sm_90", "sm_120"):
+        assert templates_for(arch(name), "float32") == ("simt", "tf32x3")
+        assert "tf32x3" not in templates_for(arch(name), "float16")
+    assert templates_for(arch("sm_75"), "float32") == ("simt",)
+    assert problems(Tf32x3Params(), arch("sm_90"), "float16")
+    assert problems(Tf32x3Params(), arch("sm_75"), "float32")
+    too_many = Tf32x3Params(128, 128, 32, 1, 4)  # a 128x32 warp tile: 128 accumulators
+    assert any("255 registers" in p for p in problems(too_many, arch("sm_90"), "float32"))
+    assert "precision=3xTF32" in Tf32x3Params().choices  # every report and table says so
+
+
+def test_3xtf32_default_is_tried_once_after_the_first_timing_and_then_like_any_other():
+    target = arch("sm_90")
+    simt = default(target, "float32")
+    first = propose(target, "float32", ())
+    assert first.params == simt
+    untimed = propose(target, "float32", (attempt(1, simt),))
+    assert untimed.params.template == "simt" or "no timings" in untimed.reason
+    history = (attempt(1, simt, verdict="pass", ms=3.0),)
+    found = propose(target, "float32", history)
+    assert found.params == default(target, "float32", "tf32x3") == Tf32x3Params()
+    assert "tolerance" in found.reason and "3xTF32" in found.reason
+    # faster: the search goes on from it, one step along one axis
+    history += (attempt(2, found.params, verdict="pass", ms=2.8),)
+    after = propose(target, "float32", history)
+    assert "attempt 2 is the fastest" in after.reason and after.params.template == "tf32x3"
+    assert len(changed(found.params, after.params)) == 1
+    # slower: back to SIMT's neighbours, and 3xTF32 is not offered again
+    slower = history[:1] + (attempt(2, found.params, verdict="pass", ms=3.3),)
+    back = propose(target, "float32", slower)
+    assert "attempt 1 is the fastest" in back.reason and back.params.template == "simt"
+
+
+def test_a_wrong_3xtf32_answer_leaves_the_template_at_once():
+    """Its error is the split's and the same in every configuration: no second 3xTF32 try."""
+    target = arch("sm_90")
+    history = (attempt(1, default(target, "float32"), verdict="pass", ms=3.0),
+               attempt(2, Tf32x3Params(), verdict="wrong"))
+    found = propose(target, "float32", history)
+    assert found.params.template == "simt" and "another template" in found.reason
+
+
+def test_simt_only_never_offers_3xtf32():
+    target, only = arch("sm_90"), GemmFamily(("simt",))
+    history = (attempt(1, default(target, "float32"), verdict="pass", ms=3.0),)
+    for _ in range(4):
+        p = propose(target, "float32", history, only).params
+        assert p.template == "simt"
+        history += (attempt(len(history) + 1, p, verdict="pass", ms=3.1),)
+
+
+def test_builtin_model_limited_to_simt_writes_simt(tmp_path):
+    task = Task("generate", arch("sm_90"), SPEC, "float32")
+    history = (attempt(1, default(arch("sm_90"), "float32"), verdict="pass", ms=3.0),)
+    reply = BuiltinModel(only=("simt",)).complete(Request((), task, history))
+    assert "simt template" in reply.text and "tf32x3" not in extract_source(reply.text)
+    reply = BuiltinModel().complete(Request((), task, history))
+    assert "tf32x3 template" in reply.text and "3xTF32" in extract_source(reply.text)
 
 
 def test_a_wide_best_is_not_turned_tall():
@@ -407,9 +474,29 @@ def test_default_is_correct_on_the_local_gpu(dtype):
     assert result.timings[0].ms > 0 and result.timings[0].baseline_ms
 
 
+@pytest.mark.gpu
+def test_3xtf32_default_is_correct_at_every_test_size():
+    """The spec's test sizes (1x1x1, ragged edges, 1000^3) and 4096^3 through the worker, against
+    the float64 reference at the float32 tolerance; then timed like any candidate."""
+    from kgen.arch import local_gpu
+    from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    _, target = local_gpu()
+    if "tf32x3" not in templates_for(target, "float32"):
+        pytest.skip(f"no TF32 mma.sync on {target.name}")
+    source = render(default(target, "float32", "tf32x3"), "float32")
+    contract, problems = parse_contract(source, SPEC)
+    compiled = compile_source(source, target)
+    assert contract is not None and compiled.ok, (problems, compiled.summary)
+    options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
+    result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
+    assert result is not None and result.passed, result and result.message
+    assert result.timings[0].ms > 0 and result.timings[0].baseline_ms
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("name, arch_name", [("gemm_simt", "sm_80"), ("gemm_mma", "sm_80"),
-                                             ("gemm_wgmma", "sm_90a")])
+                                             ("gemm_wgmma", "sm_90a"), ("gemm_tf32x3", "sm_80")])
 def test_each_template_file_compiles_on_its_own(name, arch_name):
     """The .cu templates are real CUDA: with their default parameters they compile unchanged
     (with the shared headers they include pasted in, as kgen's isolated compile sees one file)."""

@@ -44,14 +44,22 @@ def test_a_failed_builtin_run_shows_dashes_and_keeps_cublas_from_naive():
     assert cells[3] == "-" and cells[4].startswith("68.7 TFLOP/s") and cells[6] == "-"
 
 
-def test_hopper_adds_an_sm90a_row_for_the_16_bit_dtypes():
-    from benchmarks.bench_table import targets
+def test_hopper_adds_an_sm90a_row_for_the_16_bit_dtypes_and_float32_a_simt_row():
+    from benchmarks.bench_table import row_label, targets
     from kgen.arch import parse_arch
 
     local = parse_arch("sm_90")
-    assert [t.name for t in targets(local, "bfloat16")] == ["sm_90", "sm_90a"]
-    assert [t.name for t in targets(local, "float32")] == ["sm_90"]
-    assert [t.name for t in targets(parse_arch("sm_89"), "float16")] == ["sm_89"]
+    named = lambda found: [(t.name, only) for t, only in found]  # noqa: E731
+    assert named(targets(local, "bfloat16")) == [("sm_90", ()), ("sm_90a", ())]
+    # float32: the whole search (SIMT and 3xTF32), then SIMT alone, the float32 target's measure
+    assert named(targets(local, "float32")) == [("sm_90", ()), ("sm_90", ("simt",))]
+    assert named(targets(parse_arch("sm_89"), "float16")) == [("sm_89", ())]
+    assert named(targets(parse_arch("sm_75"), "float32")) == [("sm_75", ())]
+    assert row_label("float32", local, local, (), "template=simt tile=128x256x16") == "float32"
+    assert row_label("float32", local, local, (), "template=tf32x3 tile=128x128x32 warps=2x4 "
+                     "stages=3 group=8 precision=3xTF32") == "float32 3xTF32"
+    assert row_label("float32", local, local, ("simt",), "template=simt") == "float32 SIMT"
+    assert row_label("float16", parse_arch("sm_90a"), local, (), "") == "float16 sm_90a"
 
 
 def _timed(spec, ms, base, fraction=0.5, bound="memory"):

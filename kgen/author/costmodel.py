@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from kgen.arch import Arch
 from kgen.author.simt import SimtParams
 from kgen.author.space import Params, estimated_registers
+from kgen.author.tf32x3 import Tf32x3Params
 from kgen.author.wgmma import WgmmaParams
 
 
@@ -54,9 +55,13 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
         pipeline *= _mma_feed(p)
     if isinstance(p, WgmmaParams):
         pipeline = _wgmma_feed(p)
+    if isinstance(p, Tf32x3Params):  # BK=16 ran 0.94x against BK=32's 1.02x (H100, s20)
+        pipeline = (0.93 if p.bk < 32 else 1.0) * (1.03 if p.group > 1 else 1.0)
     # wgmma issues twice the tensor work per instruction that mma.sync can sustain on Hopper
     # (mma.sync tops out near 60-65% of the tensor peak: hopper-gemm.md).
-    tensor = {"mma": 16.0, "wgmma": 32.0}.get(p.template, 1.0)
+    # 3xTF32 takes three TF32 products per term at mma.sync's TF32 rate; on an H100 its default
+    # ran 1.02x of cuBLAS where the SIMT default runs 0.93-1.00x (H200), so a little above SIMT.
+    tensor = {"mma": 16.0, "wgmma": 32.0, "tf32x3": 1.3}.get(p.template, 1.0)
     vector = 0.9 if isinstance(p, SimtParams) and p.vec == 1 else 1.0
     # The persistent stream-K SIMT kernel runs 1.4% slower per tile than the one-tile grid on the
     # H200 (4224x4096x4096, nothing cut; its first version 7%) and makes up for it wherever a

@@ -28,6 +28,7 @@ class Family(Protocol):
     name: str
 
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]: ...
+    def alternative(self, arch: Arch, dtype: str, tried: set[str]) -> tuple[Any, str] | None: ...
     def space(self, arch: Arch, dtype: str, template: str) -> list[Any]: ...
     def first(self, arch: Arch, dtype: str) -> tuple[Any, str]: ...
     def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]: ...
@@ -39,18 +40,33 @@ class Family(Protocol):
 
 
 class GemmFamily:
-    """The gemm templates, exactly as kgen.author.space and costmodel define them."""
+    """The gemm templates, exactly as kgen.author.space and costmodel define them; `only` limits
+    them to some (`make bench`'s SIMT row of float32 leaves 3xTF32 out)."""
 
     name = "gemm"
 
+    def __init__(self, only: tuple[str, ...] = ()):
+        self.only = only
+
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
-        return gemm_space.templates_for(arch, dtype)
+        found = gemm_space.templates_for(arch, dtype)
+        return tuple(t for t in found if t in self.only) if self.only else found
+
+    def alternative(self, arch: Arch, dtype: str, tried: set[str]) -> tuple[Any, str] | None:
+        """The default of a template of another arithmetic not yet tried (3xTF32 for float32),
+        with why; None when there is none."""
+        for template in self.templates(arch, dtype):
+            if template in gemm_space.ALTERNATIVE_TEMPLATES and template not in tried:
+                p = gemm_space.default(arch, dtype, template)
+                return p, (f"{p.template} has not been tried: its default ({p.choices}), "
+                           f"{_ALTERNATIVES[p.template]}")
+        return None
 
     def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
         return gemm_space.space(arch, dtype, template)
 
     def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
-        p = gemm_space.default(arch, dtype)
+        p = gemm_space.default(arch, dtype, self.templates(arch, dtype)[0])
         return p, (f"first candidate: the default for {dtype} on {arch.name}, the best measured "
                    f"starting point that fits its limits ({p.choices}: {p.threads} threads, "
                    f"{p.smem_bytes} bytes shared memory){_wgmma_note(arch, dtype)}")
@@ -72,6 +88,14 @@ class GemmFamily:
 
     def parse(self, text: str) -> Any | None:
         return gemm_space.parse_choices(text)
+
+
+_ALTERNATIVES = {
+    "tf32x3": ("float32 on the tensor cores by 3xTF32 (each input split into two TF32 values, "
+               "three products per term): not float32 arithmetic, so it is kept only if it passes "
+               "the spec's float32 tolerance at every test size, and it is labelled "
+               "precision=3xTF32"),
+}
 
 
 def _wgmma_note(arch: Arch, dtype: str) -> str:
@@ -96,6 +120,9 @@ class MemFamily:
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
         ok = dtype in MEMORY_DTYPES and dtype in self.spec.dtypes
         return (self.kind.TEMPLATE,) if ok else ()
+
+    def alternative(self, arch: Arch, dtype: str, tried: set[str]) -> tuple[Any, str] | None:
+        return None  # one template per op
 
     def _make(self, **values: int) -> Any:
         return self.kind.PARAMS(op=self.op, **values) if self._has_op else \

@@ -4,7 +4,10 @@ reason. Deterministic (ties break by the space's fixed order), never random.
 
 Rules, in order: nothing tried yet -> the family's default for the arch/dtype (and op); the last
 attempt hit a resource limit -> shrink; it spilled -> fewer registers; it was wrong/crashed ->
-move away from it; the fastest is at the roofline by its profile (DRAM or tensor pipe) and at
+move away from it (a wrong answer from a template of another arithmetic, 3xTF32, leaves that
+template at once: its error is the split's, the same in every configuration); a template of
+another arithmetic not yet tried, once something has been timed -> its default; the fastest is at
+the roofline by its profile (DRAM or tensor pipe) and at
 ROOFLINE_STOP of its roofline at the other bench sizes by its timings, or a
 memory-bound op's timings reach ROOFLINE_STOP of the measured copy bandwidth at every bench
 size -> stop and say so; the last attempt is the fastest and its profile shows bank conflicts ->
@@ -23,6 +26,7 @@ from kgen.author import costmodel
 from kgen.author.families import GEMM, Family
 from kgen.author.seen import Seen, noise_aware_order, read_attempt
 from kgen.author.simt import SimtParams
+from kgen.author.space import ALTERNATIVE_TEMPLATES
 from kgen.loop.attempt import Attempt
 
 Params = Any  # a configuration of one of the family's templates (frozen dataclass)
@@ -91,6 +95,9 @@ def propose(arch: Arch, dtype: str, history: tuple[Attempt, ...],
     for rule in (_after_resource_error, _after_spill, _after_failure):
         if last is not None and (found := rule(last, pool, scope)) is not None:
             return found
+    if any(s.ms is not None for s in seen) and (
+            other := family.alternative(arch, dtype, {s.params.template for s in seen})):
+        return Proposal(*other)
     stop = _at_roofline(seen) or _at_copy_bandwidth(seen)
     if stop is not None:
         return stop
@@ -134,6 +141,9 @@ def _after_failure(last: Seen, pool, scope: Scope) -> Proposal | None:
     failed = [s.params for s in scope.seen if s.kind in ("bad", "failed")]
     counts = {t: sum(q.template == t for q in failed) for t in {p.template for p in failed}}
     bad_templates = {t for t, n in counts.items() if n >= 2}
+    if last.kind == "bad" and last.detail.startswith("wrong") \
+            and last.params.template in ALTERNATIVE_TEMPLATES:
+        bad_templates.add(last.params.template)  # its accuracy, not this configuration
     near_bad = {n for p in failed for n in scope.neighbours(p)}
     # One failure: stay with the template (its other corners may be fine); two: leave it.
     away = [p for p in pool if p.template not in bad_templates and p not in near_bad]

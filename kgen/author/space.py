@@ -1,6 +1,7 @@
 """The parameter space of each gemm template, its validity rules against the arch, and a cost model.
 
-A configuration is a template's frozen params object (SimtParams, MmaParams or WgmmaParams); its
+A configuration is a template's frozen params object (SimtParams, MmaParams, WgmmaParams or
+Tf32x3Params); its
 `choices` string is how it appears in the contract and the history, and `parse_choices` reads it
 back.
 """
@@ -13,13 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from kgen.arch import Arch
-from kgen.author import mma, simt, wgmma
+from kgen.author import mma, simt, tf32x3, wgmma
 from kgen.author.mma import MmaParams
 from kgen.author.simt import SimtParams
+from kgen.author.tf32x3 import Tf32x3Params
 from kgen.author.wgmma import WgmmaParams
 from kgen.dtypes import DTYPES
 
-Params = SimtParams | MmaParams | WgmmaParams
+Params = SimtParams | MmaParams | WgmmaParams | Tf32x3Params
 
 # The values each parameter may take; neighbours are one step along one of these lists.
 SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
@@ -39,7 +41,18 @@ WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consume
 # kernel again; where it cuts, it wins (see _DEFAULTS). A cluster of 2 has no stream-K; cluster=0
 # (clusters of 2 only at sizes where B's rows are misaligned, wgmma.MISALIGNED_B) keeps it for
 # the launches without a cluster. It sits between 1 and 2 on its axis: a step from either.
-_AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES}
+# 3xTF32 (float32 on the tensor cores): on an H100 (2026-12-05, benchmarks/s20-2026-12-05/) six
+# configurations of 64-128 x 128 tiles, 3-4 stages, BK 16-32 and groups of 8-16 all ran within 1%
+# of each other at 4096^3 (1.02x of cuBLAS) except BK=16 (0.94x): the instruction stream, not the
+# tile, sets the pace. Warp tiles hold at most 64 accumulators (and 64 more for the k-slice's
+# partial): MIN_BLOCKS 2 and 128x256 tiles spilled.
+TF32X3_AXES = {"bm": (64, 128), "bn": (64, 128), "bk": (16, 32), "wm": (1, 2, 4), "wn": (1, 2, 4),
+               "stages": (3, 4), "group": (1, 8, 16)}
+_AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES,
+         Tf32x3Params: TF32X3_AXES}
+# A template of another arithmetic that the search tries once, by its default, after the first
+# timed candidate (see `alternative`): 3xTF32 for float32 where mma.sync takes TF32 (sm_80+).
+ALTERNATIVE_TEMPLATES = ("tf32x3",)
 
 
 def wgmma_ready(arch: Arch) -> bool:
@@ -48,12 +61,16 @@ def wgmma_ready(arch: Arch) -> bool:
 
 
 def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
-    """Templates that can serve this dtype on this arch, preferred first."""
+    """Templates that can serve this dtype on this arch, preferred first. float32 on sm_80+ has
+    the 3xTF32 tensor-core template after SIMT: a different arithmetic, tried once as an
+    alternative (`alternative`) and kept only where it passes the spec's float32 tolerance."""
     info = DTYPES.get(dtype)
     if info is None or not info.is_float or info.size > 4:
         return ()
     if info.tensor_cores and arch.major_minor >= 80 and dtype in arch.facts.mma_dtypes:
         return ("wgmma", "mma", "simt") if wgmma_ready(arch) else ("mma", "simt")
+    if dtype == "float32" and arch.major_minor >= 80:
+        return ("simt", "tf32x3")
     return ("simt",)
 
 
@@ -106,12 +123,19 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
     # (benchmarks/s14-2026-12-05/device-auto/).
     "wgmma": (WgmmaParams(stages=3, epi=1, sk=1, cluster=0), WgmmaParams(stages=3, epi=1, sk=1),
               WgmmaParams(sk=1)),
+    # 3xTF32: the prepared file's shape (128x128x32, 2x4 warps, 3 stages, groups of 8) ran 2.576 /
+    # 20.433 / 1.332 ms at 4096^3 / 8192^3 / 3000x5000x2000 on an H100, 1.02x / 1.02x / 1.01x of
+    # cuBLAS (TF32 off), and passed at every test size (benchmarks/s20-2026-12-05/h100-tf32x3/).
+    # 128x128x16 with 4 stages leads the sm_86/sm_89/sm_120 parts' 99 KiB.
+    "tf32x3": (Tf32x3Params(), Tf32x3Params(128, 128, 16, 2, 4, 4, 8),
+               Tf32x3Params(64, 128, 16, 2, 2, 3, 8)),
 }
 
 
-def default(arch: Arch, dtype: str) -> Params:
-    """A sensible first candidate: the best measured configuration that fits this arch."""
-    for p in _DEFAULTS[templates_for(arch, dtype)[0]]:
+def default(arch: Arch, dtype: str, template: str | None = None) -> Params:
+    """A sensible first candidate of `template` (the preferred one when None): the best measured
+    configuration that fits this arch."""
+    for p in _DEFAULTS[template or templates_for(arch, dtype)[0]]:
         if not problems(p, arch, dtype):
             return p
     raise AssertionError(f"no default configuration fits {arch.name} {dtype}")
@@ -139,6 +163,8 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
                        "registers: a thread tile over 64 and 256+ threads")
     elif isinstance(p, WgmmaParams):
         out += _wgmma_problems(p, arch, dtype)
+    elif isinstance(p, Tf32x3Params):
+        out += _tf32x3_problems(p, arch, dtype)
     else:
         if "mma" not in templates_for(arch, dtype):
             out.append(f"no mma.sync for {dtype} on {arch.name}")
@@ -158,6 +184,22 @@ def problems(p: Params, arch: Arch, dtype: str) -> list[str]:
                    f"{facts.max_smem_per_block} on {arch.name})")
     if estimated_registers(p) * p.threads > facts.registers_per_sm:
         out.append("not even one block fits the register file")
+    return out
+
+
+def _tf32x3_problems(p: Tf32x3Params, arch: Arch, dtype: str) -> list[str]:
+    out = []
+    if "tf32x3" not in templates_for(arch, dtype):
+        out.append(f"3xTF32 is for float32 on sm_80+ (not {dtype} on {arch.name})")
+    wtm, wtn = p.bm // p.wm, p.bn // p.wn
+    if p.bm % p.wm or p.bn % p.wn or wtm % 16 or wtn % 8:
+        out.append("warp tile must be a multiple of 16x8")
+    elif (p.bm * p.bk // 4) % p.threads or (p.bk * p.bn // 4) % p.threads \
+            or p.threads % (p.bn // 4):
+        out.append("tile loads do not divide evenly over the threads")
+    elif p.acc_per_thread > 64:
+        out.append(f"{p.acc_per_thread} accumulators per thread and as many for the k-slice's "
+                   "partial would exceed 255 registers")
     return out
 
 
@@ -186,6 +228,9 @@ def estimated_registers(p: Params) -> int:
     if isinstance(p, SimtParams):
         loads = 4 * (p.bm * p.bk + p.bk * p.bn) // (4 * p.threads) if p.stages == 2 else 0
         return min(255, p.tm * p.tn + p.tm + p.tn + loads + 24)
+    if isinstance(p, Tf32x3Params):  # accumulators, the slice's partial, big and small fragments
+        frags = (p.bm // p.wm // 16) * 4 + (p.bn // p.wn // 8) * 2
+        return min(255, 2 * p.acc_per_thread + 2 * frags + 40)
     frags = (p.bm // p.wm // 16) * 4 + (p.bn // p.wn // 8) * 2
     return min(255, p.acc_per_thread + frags * p.pipe + 40)
 
@@ -200,7 +245,8 @@ def settled(p: Params) -> Params:
 
 def space(arch: Arch, dtype: str, template: str) -> list[Params]:
     """Every valid configuration of one template, in a fixed order (the search is deterministic)."""
-    cls: Any = {"simt": SimtParams, "mma": MmaParams, "wgmma": WgmmaParams}[template]
+    cls: Any = {"simt": SimtParams, "mma": MmaParams, "wgmma": WgmmaParams,
+                "tf32x3": Tf32x3Params}[template]
     axes = _AXES[cls]
     found: list[Params] = []
     for values in itertools.product(*axes.values()):
@@ -242,7 +288,7 @@ def transposed(p: Params) -> Params | None:
         return None
     if isinstance(p, SimtParams):
         return replace(p, bm=p.bn, bn=p.bm, tm=p.tn, tn=p.tm)
-    if isinstance(p, MmaParams):
+    if isinstance(p, MmaParams | Tf32x3Params):
         return replace(p, bm=p.bn, bn=p.bm, wm=p.wn, wn=p.wm)
     return None  # wgmma's tile is fixed at 128 rows
 
@@ -250,6 +296,8 @@ def transposed(p: Params) -> Params | None:
 def render(p: Params, dtype: str) -> str:
     if isinstance(p, WgmmaParams):
         return wgmma.render(p, dtype)
+    if isinstance(p, Tf32x3Params):
+        return tf32x3.render(p, dtype)
     return simt.render(p, dtype) if isinstance(p, SimtParams) else mma.render(p, dtype)
 
 
@@ -267,10 +315,17 @@ _WGMMA_CHOICES = re.compile(r"template=wgmma tile=(?P<bm>\d+)x(?P<bn>\d+)x64 "
                             r"(?: sk=(?P<sk>\d+))?(?: pp=(?P<pp>\d+))?")
 
 
+_TF32X3_CHOICES = re.compile(r"template=tf32x3 tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "
+                             r"warps=(?P<wm>\d+)x(?P<wn>\d+) stages=(?P<stages>\d+) "
+                             r"group=(?P<group>\d+)")
+
+
 def parse_choices(text: str) -> Params | None:
     """The configuration a `choices` line names, or None when it is not one of ours."""
     if w := _WGMMA_CHOICES.search(text or ""):
         return WgmmaParams(**{k: int(v) for k, v in w.groupdict().items() if v is not None})
+    if t := _TF32X3_CHOICES.search(text or ""):
+        return Tf32x3Params(**{k: int(v) for k, v in t.groupdict().items()})
     m = _CHOICES.search(text or "")
     if not m:
         return None

@@ -8,7 +8,7 @@ import time
 
 from kgen.arch import Arch
 from kgen.author import fixer
-from kgen.author.families import family_for, why_not
+from kgen.author.families import GEMM, GemmFamily, family_for, why_not
 from kgen.author.sample import propose_random
 from kgen.author.search import Proposal, propose
 from kgen.loop.attempt import Attempt
@@ -20,10 +20,14 @@ ADVICE = "use an LLM endpoint: --model NAME --base-url URL"
 
 
 class BuiltinModel:
-    """Writes kernels from its own templates, choosing each next one from the history."""
+    """Writes kernels from its own templates, choosing each next one from the history; `only`
+    limits gemm to some of its templates (`make bench`'s SIMT row of float32)."""
 
     name = "builtin"
     is_language_model = False
+
+    def __init__(self, only: tuple[str, ...] = ()):
+        self.only = only
 
     def describe(self) -> str:
         return "builtin: a rule-based kernel author (templates + search), not a language model"
@@ -34,7 +38,7 @@ class BuiltinModel:
         if request.task.mode == "fix":
             text, give_up = fix_reply(request.task, request.history)
         else:
-            text, give_up = author_reply(request.task, request.history)
+            text, give_up = author_reply(request.task, request.history, only=self.only)
         return Reply(text, self.name, latency_s=time.monotonic() - started, give_up=give_up)
 
 
@@ -67,12 +71,15 @@ def can_write(spec: OpSpec | None, dtype: str, arch: Arch) -> bool:
     return family is not None and bool(family.templates(arch, dtype))
 
 
-def author_reply(task: Task, history: tuple[Attempt, ...],
-                 strategy=propose) -> tuple[str, str | None]:
+def author_reply(task: Task, history: tuple[Attempt, ...], strategy=propose,
+                 only: tuple[str, ...] = ()) -> tuple[str, str | None]:
     """The next candidate with its reason, or a give-up message; `strategy(arch, dtype, history,
-    family) -> Proposal` picks the configuration (the search, or random sampling)."""
+    family) -> Proposal` picks the configuration (the search, or random sampling); `only` names
+    the gemm templates it may use (all when empty)."""
     dtype = task.dtype or "float32"
     family = family_for(task.spec)
+    if only and family is GEMM:
+        family = GemmFamily(only)
     if family is None:
         return "", f"{why_not(task.spec)}; {ADVICE}"
     if not family.templates(task.arch, dtype):

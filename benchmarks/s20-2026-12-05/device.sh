@@ -13,7 +13,7 @@ left=$((560 - SECONDS))
 timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --rounds "${ROUNDS:-5}" \
   --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -14
 cp /tmp/bench/*.json "$OUT/" 2>/dev/null
-for r in /tmp/bench/bench-*/*/report.md; do
-  [ -f "$r" ] && cp "$r" "$OUT/$(basename "$(dirname "$(dirname "$r")")")-report.md"
+find /tmp/bench -name report.md | while read -r r; do
+  cp "$r" "$OUT/$(echo "${r#/tmp/bench/}" | cut -d/ -f1)-report.md"
 done
 exit 0

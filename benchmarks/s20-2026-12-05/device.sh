@@ -9,7 +9,7 @@ source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_author.py \
   -k "default_is_correct or 3xtf32" 2>&1 | tee "$OUT/test-author-gpu.log" | tail -4
-left=$((560 - SECONDS))
+left=$((${LIMIT:-560} - SECONDS))
 timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --rounds "${ROUNDS:-5}" \
   --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -14
 cp /tmp/bench/*.json "$OUT/" 2>/dev/null

@@ -126,7 +126,8 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
     # 3xTF32: the prepared file's shape (128x128x32, 2x4 warps, 3 stages, groups of 8) ran 2.576 /
     # 20.433 / 1.332 ms at 4096^3 / 8192^3 / 3000x5000x2000 on an H100, 1.02x / 1.02x / 1.01x of
     # cuBLAS (TF32 off), and passed at every test size (benchmarks/s20-2026-12-05/h100-tf32x3/).
-    # 128x128x16 with 4 stages leads the sm_86/sm_89/sm_120 parts' 99 KiB.
+    # On the 99 KiB parts (sm_86/sm_89/sm_120) the first that fits is 128x128x16 with 4 stages
+    # (74 KiB; 0.94x on the H100 at 4096^3; those parts are unmeasured).
     "tf32x3": (Tf32x3Params(), Tf32x3Params(128, 128, 16, 2, 4, 4, 8),
                Tf32x3Params(64, 128, 16, 2, 2, 3, 8)),
 }

@@ -118,7 +118,9 @@ def test_a_worker_that_ends_between_candidates_is_replaced_and_the_reason_counte
         time.sleep(1.5)
         after = judge(p, "pass")
         assert after.verdict == "pass" and pid(after) != pid(first)
-        assert p.busy()[0]["restarted_for"] == {"exited between candidates": 1}
+        # how it ended is the only trace of why: its exit status and last words
+        assert p.busy()[0]["restarted_for"] == {
+            "exited between candidates (status 0: the stand-in quits)": 1}
 
 
 def test_a_launch_error_keeps_the_worker_after_a_canary_on_it(logs):

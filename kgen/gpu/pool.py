@@ -120,6 +120,14 @@ class WarmWorker:
             log.seek(max(offset, log.seek(0, 2) - client.MAX_OUTPUT))
             return log.read().decode("utf-8", errors="replace")
 
+    def how_it_ended(self) -> str:
+        """`status 3: <its last line of output>` for a worker that has exited."""
+        with contextlib.suppress(OSError):
+            last = self._output(0).strip().splitlines()
+            if last:
+                return f"status {self.proc.poll()}: {last[-1][:120]}"
+        return f"status {self.proc.poll()}"
+
     @property
     def worn_because(self) -> str:
         """Why to replace it now ("exited", "log too big"), or "" to keep it."""
@@ -262,7 +270,8 @@ class WorkerPool:
     def _ready(self, index: int) -> WarmWorker:
         """A worker that passed its start-up canary; EnvironmentProblem if none can."""
         if (old := self._workers[index]) is not None and old.proc.poll() is not None:
-            self._retire(index, "exited between candidates")  # never blame the next one
+            # never blame the next candidate; say how it ended, the only trace of why
+            self._retire(index, f"exited between candidates ({old.how_it_ended()})")
         worker = self._worker(index)
         ready = worker.wait_ready(self.start_timeout_s)
         if not ready.passed:

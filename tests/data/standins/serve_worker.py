@@ -55,4 +55,5 @@ while line := sys.stdin.readline():
         os._exit(0)
     if what == "quit":
         time.sleep(0.5)
+        print("the stand-in quits", flush=True)
         os._exit(0)

@@ -149,15 +149,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def gemm_table(arch, dtypes: str, rounds: int, budget: float, out: Path, stamp: str
-               ) -> tuple[list[dict], list[str], dict[str, Evaluation]]:
+def gemm_table(arch, dtypes: str, rounds: int, budget: float, out: Path, stamp: str,
+               with_triton: bool = True) -> tuple[list[dict], list[str], dict[str, Evaluation]]:
     """The gemm rows and notes; the builtin best per dtype (the ops table reuses float32's)."""
     spec = load_op("gemm")
     rows, notes, bests = [], [], {}
     for dtype in dtypes.split(","):
         task = Task("generate", arch, spec, dtype)
         naive = bench_source((spec.folder / NAIVE[dtype]).read_text(), task, budget)
-        triton = triton_times(dtype, list(spec.bench_sizes))
+        triton = triton_times(dtype, list(spec.bench_sizes)) if with_triton else {}
         for target, only in targets(arch, dtype):
             task = Task("generate", target, spec, dtype)
             folder = f"bench-{stamp}-{dtype}-{target.name}" + "".join(f"-{t}" for t in only)
@@ -196,9 +196,11 @@ def ops_builtin(gemm_bests: dict[str, Evaluation], rounds: int, budget: float, o
 @click.option("--ops-budget", default=0.3, show_default=True, help="Ops table timing seconds.")
 @click.option("--ops-rounds", default=4, show_default=True,
               help="Builtin author's budget per op it can write (gemm reuses the gemm table).")
+@click.option("--triton/--no-triton", default=True, show_default=True,
+              help="Time Triton's matmul in the gemm table (where Triton is installed).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True)
 def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_budget: float,
-         ops_rounds: int, out: Path) -> None:
+         ops_rounds: int, triton: bool, out: Path) -> None:
     """Print the gemm table and the ops table (and save them as JSON under --out)."""
     gpu = local_gpu()
     if gpu is None:
@@ -208,8 +210,8 @@ def main(dtypes: str, rounds: int, budget: float, ops: str, ops_dtype: str, ops_
     name, local = gpu
     arch = parse_arch(local.name)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    rows, notes, bests = gemm_table(arch, dtypes, rounds, budget, out, stamp) if dtypes else (
-        [], [], {})
+    rows, notes, bests = (gemm_table(arch, dtypes, rounds, budget, out, stamp, triton)
+                          if dtypes else ([], [], {}))
     out.mkdir(parents=True, exist_ok=True)
     saved = out / f"bench-{stamp}.json"
 

@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader
 timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_author.py \
   -k "default_is_correct or 3xtf32" 2>&1 | tee "$OUT/test-author-gpu.log" | tail -4
 left=$((${LIMIT:-560} - SECONDS))
-timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --rounds "${ROUNDS:-5}" \
+timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --no-triton --rounds "${ROUNDS:-5}" \
   --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -14
 cp /tmp/bench/*.json "$OUT/" 2>/dev/null
 find /tmp/bench -name report.md | while read -r r; do

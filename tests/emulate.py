@@ -4,7 +4,8 @@ no nvcc: the kernel's index math, edge guards, reductions, tie rules and stream-
 written, on small sizes.
 
 The memory-bound and SIMT gemm kernels run block by block, their threads in lockstep from barrier
-to barrier. The Hopper gemm kernel (its PTX wrappers between `kgen:ptx` markers, swapped for
+to barrier; so do the mma.sync gemm kernels (float16/bfloat16 mma, float32 3xTF32), their PTX
+wrappers between `kgen:mma` markers swapped for tests/emu/mma_sync.h. The Hopper gemm kernel (its PTX wrappers between `kgen:ptx` markers, swapped for
 tests/emu/hopper.h) runs with every thread of the grid at once: mbarriers, TMA with its swizzle
 and zero fill, wgmma from decoded descriptors, clusters."""
 
@@ -29,6 +30,8 @@ CTYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16",
 EMULATED_SMS = 3  # a small GPU, so grid-stride loops go round
 PTX_BEGIN = "// ---- kgen:ptx begin"
 PTX_END = "// ---- kgen:ptx end ----"
+MMA_BEGIN = "// ---- kgen:mma begin"  # the mma.sync templates' wrappers: tests/emu/mma_sync.h
+MMA_END = "// ---- kgen:mma end ----"
 
 
 def to_bits(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -122,6 +125,7 @@ int main(int argc, char** argv) {{
 # `extern __shared__ T name[];` (dynamic shared memory) -> a pointer into the emulator's buffer.
 _DYNAMIC_SMEM = re.compile(r"extern __shared__ (?:__align__\(\d+\) )?(\w+(?: \w+)?) (\w+)\[\];")
 _PTX_BLOCK = re.compile(re.escape(PTX_BEGIN) + r".*?" + re.escape(PTX_END), re.DOTALL)
+_MMA_BLOCK = re.compile(re.escape(MMA_BEGIN) + r".*?" + re.escape(MMA_END), re.DOTALL)
 _CLUSTER = re.compile(r"^#define CLUSTER_M (\d+)$", re.MULTILINE)
 _AT_LAUNCH = re.compile(r"^#define CLUSTER_AT_LAUNCH 1$", re.MULTILINE)
 
@@ -145,6 +149,7 @@ def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
     main = _main(launch, spec, dtype, values, 1 if misaligned else 0, cluster)
     if cluster is not None:
         source = _PTX_BLOCK.sub('#include "hopper.h"', source)
+    source = _MMA_BLOCK.sub('#include "mma_sync.h"', source)  # lockstep, warps exchanging lanes
     text = _DYNAMIC_SMEM.sub(r"\1* \2 = reinterpret_cast<\1*>(emu::smem_base());",
                              source) + main
     headers = b"".join(h.read_bytes() for h in sorted(EMU.glob("*.h")))

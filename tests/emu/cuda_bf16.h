@@ -27,3 +27,4 @@ struct __nv_bfloat162 {
 inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) {
   return {__float2bfloat16_rn(a), __float2bfloat16_rn(b)};
 }
+inline __nv_bfloat16 __float2bfloat16(float v) { return __float2bfloat16_rn(v); }

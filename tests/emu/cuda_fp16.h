@@ -19,3 +19,4 @@ struct __half2 {
   __half x, y;
 };
 inline __half2 __floats2half2_rn(float a, float b) { return {__float2half_rn(a), __float2half_rn(b)}; }
+inline __half __float2half(float v) { return __float2half_rn(v); }

@@ -31,6 +31,7 @@ constexpr int LDA = BK + 8, LDB = BN + 8;
 constexpr int A_STAGE = BM * LDA, B_STAGE = BK * LDB;
 constexpr int A_CHUNKS = BM * BK / 8 / THREADS, B_CHUNKS = BK * BN / 8 / THREADS;  // 16-byte chunks
 
+// ---- kgen:mma begin (tests/emulate.py puts tests/emu/mma_sync.h here: the CPU emulator) ----
 #include "cpasync.cuh"
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned* r, const T* p) {
@@ -47,6 +48,7 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// ---- kgen:mma end ----
 
 // One 8-element chunk of a row: cp.async when whole and aligned, element by element at a ragged
 // edge, zeros when the row or the chunk lies outside the matrix.
@@ -59,7 +61,9 @@ __device__ __forceinline__ void load_chunk(T* dst, const T* base, int row, int r
     for (int e = 0; e < 8; ++e)
       dst[e] = col + e < cols ? base[(size_t)row * cols + col + e] : ZERO;
   } else {
-    cp_async16(dst, base, 0);
+    // Plain zeros, not cp.async's zero fill: that would still name `base` as its source, which
+    // the PTX ISA wants 16-byte aligned, and a misaligned matrix's is not.
+    *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
   }
 }
 

@@ -41,6 +41,7 @@ constexpr int A_CHUNKS = BM * BK / 4 / THREADS, B_CHUNKS = BK * BN / 4 / THREADS
 static_assert(A_CHUNKS * THREADS * 4 == BM * BK && B_CHUNKS * THREADS * 4 == BK * BN,
               "each thread loads whole 16-byte chunks of both tiles");
 
+// ---- kgen:mma begin (tests/emulate.py puts tests/emu/mma_sync.h here: the CPU emulator) ----
 #include "cpasync.cuh"
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned* r, const float* p) {
@@ -59,6 +60,7 @@ __device__ __forceinline__ void mma1688(float* d, const unsigned* a, const unsig
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// ---- kgen:mma end ----
 
 // One 4-float chunk of a row: cp.async when whole and aligned, element by element at a ragged
 // edge, zeros when the row or the chunk lies outside the matrix.
@@ -70,7 +72,9 @@ __device__ __forceinline__ void load_chunk(float* dst, const float* base, int ro
 #pragma unroll
     for (int e = 0; e < 4; ++e) dst[e] = col + e < cols ? base[(size_t)row * cols + col + e] : 0.f;
   } else {
-    cp_async16(dst, base, 0);
+    // Plain zeros, not cp.async's zero fill: that would still name `base` as its source, which
+    // the PTX ISA wants 16-byte aligned, and a misaligned matrix's is not.
+    *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
   }
 }
 

@@ -5,9 +5,10 @@ written, on small sizes.
 
 The memory-bound and SIMT gemm kernels run block by block, their threads in lockstep from barrier
 to barrier; so do the mma.sync gemm kernels (float16/bfloat16 mma, float32 3xTF32), their PTX
-wrappers between `kgen:mma` markers swapped for tests/emu/mma_sync.h. The Hopper gemm kernel (its PTX wrappers between `kgen:ptx` markers, swapped for
-tests/emu/hopper.h) runs with every thread of the grid at once: mbarriers, TMA with its swizzle
-and zero fill, wgmma from decoded descriptors, clusters."""
+wrappers between `kgen:mma` markers swapped for tests/emu/mma_sync.h. The Hopper gemm kernel (its
+PTX wrappers between `kgen:ptx` markers, swapped for tests/emu/hopper.h) runs with every thread
+of the grid at once: mbarriers, TMA with its swizzle and zero fill, wgmma from decoded
+descriptors, clusters."""
 
 from __future__ import annotations
 

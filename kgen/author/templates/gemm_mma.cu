@@ -49,6 +49,7 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 // ---- kgen:mma end ----
+#include "raster.cuh"
 
 // One 8-element chunk of a row: cp.async when whole and aligned, element by element at a ragged
 // edge, zeros when the row or the chunk lies outside the matrix.
@@ -116,16 +117,8 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
   T* Bs = As + STAGES * A_STAGE;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wm = warp / WN, wn = warp % WN;
-  int tile_m = blockIdx.y, tile_n = blockIdx.x;
-  if (GROUP > 1) {
-    // Grouped raster: consecutive blocks walk down GROUP block rows before moving right, so the
-    // blocks resident at once share A row panels and B column panels in L2. A bijection on the
-    // same grid (the last group may have fewer rows).
-    const int pid = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP * gridDim.x;
-    const int first = pid / per_group * GROUP, rows = min((int)gridDim.y - first, GROUP);
-    tile_m = first + pid % per_group % rows;
-    tile_n = pid % per_group / rows;
-  }
+  int tile_m, tile_n;
+  grouped_tile(GROUP, tile_m, tile_n);
   const int m0 = tile_m * BM, n0 = tile_n * BN;
   const bool fastA = (K % 8 == 0) && aligned16(A);
   const bool fastB = (N % 8 == 0) && aligned16(B);

@@ -200,3 +200,19 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
     return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
             .reshape(spec.shape(t, sizes))
             for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}
+
+
+def gemm_excess(source: str, spec: OpSpec, dtype: str, m: int, n: int, k: int, work: Path,
+                misaligned: bool = False) -> float:
+    """A gemm kernel on fresh normal inputs against numpy in float64 (of the inputs as stored in
+    the dtype): the largest error beyond the spec's tolerance, 0 where every element is within
+    (NaN counts as infinitely far)."""
+    rng = np.random.default_rng(m * 7 + n * 3 + k)
+    a = rng.standard_normal((m, k))
+    b = rng.standard_normal((k, n))
+    (c,) = run(source, spec, dtype, {"M": m, "N": n, "K": k}, {"A": a, "B": b}, work,
+               misaligned).values()
+    ref = stored(a, dtype) @ stored(b, dtype)
+    tol = spec.dtypes[dtype]
+    excess = np.abs(c - ref) - (tol.atol + tol.rtol * np.abs(ref))
+    return float(np.nan_to_num(excess, nan=np.inf).max(initial=0.0).clip(min=0.0))

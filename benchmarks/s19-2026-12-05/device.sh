@@ -29,10 +29,12 @@ if [ "$what" = first ] && [[ "$gpu" == *H200* ]]; then
 fi
 if [ "$what" = tf32x3 ]; then
   dir=benchmarks/s19-2026-12-05/tf32x3
-  # First the quickest answer (validation, then the first bench size), for a call cut short.
-  timeout 60 python3 -m kgen bench "$dir/gemm_tf32x3.cu" --quick --no-profile 2>&1 | tee "$OUT/tf32x3-quick.log" | tail -8
-  timeout 150 python3 -m kgen bench "$dir/gemm_tf32x3.cu" --no-profile 2>&1 | tee "$OUT/tf32x3-bench.log" | tail -12
+  # The prepared file is the builtin template now (twentieth session); variants.py renders it, the
+  # default first. First the quickest answer (validation, then the first bench size).
   python3 "$dir/variants.py" "$OUT/variants" > /dev/null
+  default="$OUT/variants/tf32x3_128_128_32_2_4_3_8.cu"
+  timeout 60 python3 -m kgen bench "$default" --quick --no-profile 2>&1 | tee "$OUT/tf32x3-quick.log" | tail -8
+  timeout 150 python3 -m kgen bench "$default" --no-profile 2>&1 | tee "$OUT/tf32x3-bench.log" | tail -12
   for f in "$OUT"/variants/*.cu; do
     echo "== $(basename "$f")"
     timeout 60 python3 -m kgen bench "$f" --quick --no-profile 2>&1 | tail -6

@@ -18,6 +18,7 @@ from kgen.sandbox.poison import OUTPUT, fill
 from kgen.sandbox.rejected import Rejected
 from kgen.sandbox.timing import percentile
 from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
+from kgen.verdict import DRIFT_HINT, Evaluation
 
 SPEC = load_op("gemm")
 
@@ -237,3 +238,18 @@ def test_roofline_fraction_prefers_measured_peaks():
     assert roofline.describe(H200) == H200.source  # nothing measured for compute: say so
     # suspicious stays judged against the spec sheet, never the (lower) measured rate
     assert roofline.too_fast(flops / 800e12 * 1e3, flops, nbytes, measured, "float16") is None
+
+
+def test_a_small_float32_error_from_tf32_tensor_cores_gets_the_drift_hint():
+    """The message the H100 gave kgen's first 3xTF32 kernel, with and without .tf32 mma in the
+    source, and a large error: only the first gets the hint about round-toward-zero sums."""
+    message = ("float32 M=4096 N=4096 K=4096 (benchmark size): 75 of 16777216 outputs of C off "
+               "(max abs 0.0037, max rel 0.886; rows 21-4006, cols 28-4075)")
+    tf32 = 'asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 ...");'
+    assert DRIFT_HINT in Evaluation("wrong", message).describe(tf32)
+    assert "hint" not in Evaluation("wrong", message).describe("float acc = 0.f; // SIMT")
+    large = message.replace("max abs 0.0037", "max abs 12.5")
+    assert "hint" not in Evaluation("wrong", large).describe(tf32)
+    half = message.replace("float32", "float16", 1)
+    assert "hint" not in Evaluation("wrong", half).describe(tf32)
+    assert "hint" not in Evaluation("pass", "all checks passed").describe(tf32)

@@ -51,40 +51,7 @@ __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsi
 // ---- kgen:mma end ----
 #include "raster.cuh"
 
-// One 8-element chunk of a row: cp.async when whole and aligned, element by element at a ragged
-// edge, zeros when the row or the chunk lies outside the matrix.
-__device__ __forceinline__ void load_chunk(T* dst, const T* base, int row, int rows, int col,
-                                           int cols, bool fast) {
-  if (row < rows && col + 7 < cols && fast) {
-    cp_async16(dst, base + (size_t)row * cols + col, 16);
-  } else if (row < rows && col < cols) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e)
-      dst[e] = col + e < cols ? base[(size_t)row * cols + col + e] : ZERO;
-  } else {
-    // Plain zeros, not cp.async's zero fill: that would still name `base` as its source, which
-    // the PTX ISA wants 16-byte aligned, and a misaligned matrix's is not.
-    *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-  }
-}
-
-// The guarded tile load for blocks at an edge of the matrices (or misaligned/ragged ones). Not
-// inlined: its addresses and bounds would otherwise stay live across the fast main loop.
-__device__ __noinline__ void load_tile_guarded(T* as, T* bs, const T* A, const T* B, int m0,
-                                               int n0, int M, int N, int K, int k0, int tid,
-                                               bool fastA, bool fastB) {
-  constexpr int A_CPR = BK / 8, B_CPR = BN / 8;
-#pragma unroll
-  for (int i = 0; i < A_CHUNKS; ++i) {
-    const int c = tid + i * THREADS, r = c / A_CPR, kc = (c % A_CPR) * 8;
-    load_chunk(as + r * LDA + kc, A, m0 + r, M, k0 + kc, K, fastA);
-  }
-#pragma unroll
-  for (int i = 0; i < B_CHUNKS; ++i) {
-    const int c = tid + i * THREADS, r = c / B_CPR, nc = (c % B_CPR) * 8;
-    load_chunk(bs + r * LDB + nc, B, k0 + r, K, n0 + nc, N, fastB);
-  }
-}
+#include "tileload.cuh"
 
 // One warp's A and B fragments for the 16-wide k-step at column kk of a stage.
 __device__ __forceinline__ void load_frags(unsigned (&af)[MF][4], unsigned (&bf)[NF][2],

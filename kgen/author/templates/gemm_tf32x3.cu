@@ -28,6 +28,8 @@ constexpr int BM = 128, BN = 128, BK = 32, WM = 2, WN = 4;
 constexpr int STAGES = 3, GROUP = 8;
 #define KGEN_KERNEL gemm_tf32x3_f32
 // ---- kgen:params end ----
+typedef float T;  // the tile loader's element (tileload.cuh)
+#define ZERO 0.f
 constexpr int THREADS = WM * WN * 32;
 constexpr int WTM = BM / WM, WTN = BN / WN;  // one warp's tile
 constexpr int MF = WTM / 16, NF = WTN / 8;   // m16n8k8 fragments per warp
@@ -63,39 +65,7 @@ __device__ __forceinline__ void mma1688(float* d, const unsigned* a, const unsig
 // ---- kgen:mma end ----
 #include "raster.cuh"
 
-// One 4-float chunk of a row: cp.async when whole and aligned, element by element at a ragged
-// edge, zeros when the row or the chunk lies outside the matrix.
-__device__ __forceinline__ void load_chunk(float* dst, const float* base, int row, int rows,
-                                           int col, int cols, bool fast) {
-  if (row < rows && col + 3 < cols && fast) {
-    cp_async16(dst, base + (size_t)row * cols + col, 16);
-  } else if (row < rows && col < cols) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dst[e] = col + e < cols ? base[(size_t)row * cols + col + e] : 0.f;
-  } else {
-    // Plain zeros, not cp.async's zero fill: that would still name `base` as its source, which
-    // the PTX ISA wants 16-byte aligned, and a misaligned matrix's is not.
-    *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-  }
-}
-
-// The guarded tile load for blocks at an edge (or misaligned/ragged matrices). Not inlined: its
-// addresses and bounds would otherwise stay live across the fast main loop.
-__device__ __noinline__ void load_tile_guarded(float* as, float* bs, const float* A,
-                                               const float* B, int m0, int n0, int M, int N,
-                                               int K, int k0, int tid, bool fastA, bool fastB) {
-  constexpr int A_CPR = BK / 4, B_CPR = BN / 4;
-#pragma unroll
-  for (int i = 0; i < A_CHUNKS; ++i) {
-    const int c = tid + i * THREADS, r = c / A_CPR, kc = (c % A_CPR) * 4;
-    load_chunk(as + r * LDA + kc, A, m0 + r, M, k0 + kc, K, fastA);
-  }
-#pragma unroll
-  for (int i = 0; i < B_CHUNKS; ++i) {
-    const int c = tid + i * THREADS, r = c / B_CPR, nc = (c % B_CPR) * 4;
-    load_chunk(bs + r * LDB + nc, B, k0 + r, K, n0 + nc, N, fastB);
-  }
-}
+#include "tileload.cuh"
 
 // One warp's k-step at column kk of a stage: fragments loaded and split, then three products
 // per fragment pair, the small terms first.

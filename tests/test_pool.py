@@ -123,6 +123,23 @@ def test_a_worker_that_ends_between_candidates_is_replaced_and_the_reason_counte
             "exited between candidates (status 0: the stand-in quits)": 1}
 
 
+def test_workers_started_from_a_short_lived_thread_outlive_it(logs):
+    # bubblewrap's --die-with-parent kills the sandbox when the *thread* that started it ends;
+    # a round's candidates are judged on threads that end with the round, so the pool must
+    # start its workers from a thread of its own (seen on the H100 as "exited between
+    # candidates (status -9)" after every round with two candidates)
+    with pool(logs, 1, "--die-with-parent") as p:
+        results = []
+        for _ in range(2):
+            round_thread = threading.Thread(target=lambda: results.append(judge(p, "pass")))
+            round_thread.start()
+            round_thread.join()
+            time.sleep(0.5)  # the signal is sent as the thread ends; give it time to land
+        assert [r.verdict for r in results] == ["pass", "pass"]
+        assert pid(results[0]) == pid(results[1]) and _alive(pid(results[1]))
+        assert p.busy()[0]["restarts"] == 0
+
+
 def test_a_launch_error_keeps_the_worker_after_a_canary_on_it(logs):
     with pool(logs) as p:
         launch = judge(p, "launch")

@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,10 @@ class WorkerPool:
         self._turns = [threading.Lock() for _ in self.slots]
         self._peaks: dict[str, dict[str, Any]] = {}
         self._closed = False
+        # Every worker is started from this one thread, which lives as long as the pool:
+        # bubblewrap's --die-with-parent (PR_SET_PDEATHSIG) kills the sandbox when the *thread*
+        # that started it ends, and a round's candidates are judged on threads that end with it.
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="kgen-worker-start")
 
     @classmethod
     def local(cls, per_gpu: int = 1, **options: Any) -> WorkerPool:
@@ -254,6 +259,7 @@ class WorkerPool:
         for worker in list(self._workers):
             if worker is not None:
                 worker.kill()
+        self._spawner.shutdown(wait=False)
 
     def _worker(self, index: int) -> WarmWorker:
         with self._lock:
@@ -262,8 +268,9 @@ class WorkerPool:
             worker = self._workers[index]
             if worker is None:
                 slot = self.slots[index]
-                worker = WarmWorker(slot, unsafe=self.unsafe, command=self.command,
-                                    peaks=self._peaks.get(slot.gpu.uuid if slot.gpu else ""))
+                worker = self._spawner.submit(
+                    WarmWorker, slot, unsafe=self.unsafe, command=self.command,
+                    peaks=self._peaks.get(slot.gpu.uuid if slot.gpu else "")).result()
                 self._workers[index] = worker
         return worker
 

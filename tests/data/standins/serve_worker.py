@@ -5,7 +5,9 @@ the real worker does), die (exit without a result), hang, sleep (0.4 s, then pas
 then exit 0.5 s later, between candidates). Every answer
 names the process that gave it, so tests can tell a warm worker from a fresh one.
 Arguments: LOG_DIR (where each process notes its pid, CUDA_VISIBLE_DEVICES and the peaks it was
-handed), and `--canary=fail` to make the start-up canary fail.
+handed), `--canary=fail` to make the start-up canary fail, and `--die-with-parent` to be
+SIGKILLed when the thread that started it ends, as bubblewrap's --die-with-parent does
+(PR_SET_PDEATHSIG: the "parent" is the creating thread, not its process).
 """
 
 import json
@@ -15,6 +17,12 @@ import time
 from pathlib import Path
 
 work = Path.cwd()
+if "--die-with-parent" in sys.argv:
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def write(path: Path, data: dict) -> None:

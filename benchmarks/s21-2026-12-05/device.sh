@@ -4,6 +4,10 @@
 #     the whole GPU suite with 8 workers (first run since the mma.sync templates zero their
 #     out-of-range chunks with plain stores), then the throughput benchmark's warm-k2 row, whose
 #     restarts now say how the worker ended.
+#   bash benchmarks/s21-2026-12-05/device.sh bench32   (at most 9.5 minutes)
+#     the throughput benchmark's warm-k2 row again (the pool now starts its workers from a thread
+#     of its own), then `make bench`'s float32 gemm rows: the whole search (SIMT, 3xTF32 once,
+#     the fastest's neighbours) and the SIMT-only search, with Triton left out.
 set -uo pipefail
 what=${1:-tests}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -14,5 +18,16 @@ if [ "$what" = tests ]; then
   left=$((565 - SECONDS))
   [ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
     --models builtin --modes warm-k2 --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -12
+fi
+if [ "$what" = bench32 ]; then
+  timeout 90 python3 -m benchmarks.throughput --candidates 3 --models builtin --modes warm-k2 \
+    --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -4
+  left=$((565 - SECONDS))
+  timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --no-triton \
+    --rounds "${ROUNDS:-5}" --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -16
+  cp /tmp/bench/*.json "$OUT/" 2>/dev/null
+  find /tmp/bench -name report.md | while read -r r; do
+    cp "$r" "$OUT/$(echo "${r#/tmp/bench/}" | cut -d/ -f1)-report.md"
+  done
 fi
 exit 0

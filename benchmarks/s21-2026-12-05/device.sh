@@ -8,6 +8,11 @@
 #     the throughput benchmark's warm-k2 row again (the pool now starts its workers from a thread
 #     of its own), then `make bench`'s float32 gemm rows: the whole search (SIMT, 3xTF32 once,
 #     the fastest's neighbours) and the SIMT-only search, with Triton left out.
+#   bash benchmarks/s21-2026-12-05/device.sh sk2   (at most 9.5 minutes)
+#     the SIMT float32 default (sk=1) against sk=2 (the whole rounds one tile per CTA, then a
+#     persistent launch for the tiles left over), validated, at the three bench sizes and
+#     4224x4096x4096 (whole rounds only), cuBLAS interleaved; then the bench32 rows in the time
+#     left (ROUNDS, default 4).
 set -uo pipefail
 what=${1:-tests}
 source scripts/device-env.sh  # also sets and makes $OUT
@@ -18,6 +23,15 @@ if [ "$what" = tests ]; then
   left=$((565 - SECONDS))
   [ "$left" -gt 60 ] && timeout "$left" python3 -m benchmarks.throughput --candidates 3 \
     --models builtin --modes warm-k2 --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -12
+fi
+if [ "$what" = sk2 ]; then
+  timeout 300 python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 --set "" \
+    --set "sk=2" --sizes 4096x4096x4096,8192x8192x8192,3000x5000x2000,4224x4096x4096 \
+    --json "$OUT/f32-sk2.json" 2>&1 | tee "$OUT/f32-sk2.log"
+  left=$((565 - SECONDS))
+  timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --no-triton \
+    --rounds "${ROUNDS:-4}" --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -16
+  cp /tmp/bench/*.json "$OUT/" 2>/dev/null
 fi
 if [ "$what" = bench32 ]; then
   timeout 90 python3 -m benchmarks.throughput --candidates 3 --models builtin --modes warm-k2 \

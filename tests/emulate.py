@@ -170,38 +170,33 @@ def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
 
 def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np.ndarray],
         work: Path, misaligned: bool = False) -> dict[str, np.ndarray]:
-    """Launch the kernels per their contract at `sizes`, in order (a file may hold a kernel per
-    class of sizes, or several launches that run one after another); the outputs as float64
-    (int64 as is)."""
+    """Launch the kernel per its contract at `sizes`; the outputs as float64 (int64 as is)."""
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
-    launches = contract.launches_at(values)
-    assert launches, f"no launch runs at {sizes}"
-    files: list[str] = []
-    for launch in launches:
-        grid, block, smem = launch.dims(values)
-        binary = build(source, spec, dtype, work, misaligned, launch, values)
-        if not files:  # the tensors, written once: a later launch sees what the earlier wrote
-            for t in spec.tensors:
-                path = work / f"{binary.name}-{t.name}.bin"
-                tdtype = spec.tensor_dtype(t, dtype)
-                if t.role == "output":
-                    count = int(np.prod(spec.shape(t, sizes)))
-                    path.write_bytes(np.zeros(count * (8 if tdtype == "int64" else 4 if tdtype ==
-                                                       "float32" else 2), np.uint8).tobytes())
-                else:
-                    path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
-                files.append(str(path))
-        env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
-               "KGEN_SMEM": str(smem),
-               "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
-               "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
-               **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
-               **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
-        done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
+    (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
+    grid, block, smem = launch.dims(values)
+    binary = build(source, spec, dtype, work, misaligned, launch, values)
+    files = []
+    for t in spec.tensors:
+        path = work / f"{binary.name}-{t.name}.bin"
+        tdtype = spec.tensor_dtype(t, dtype)
+        if t.role == "output":
+            count = int(np.prod(spec.shape(t, sizes)))
+            path.write_bytes(np.zeros(count * (8 if tdtype == "int64" else 4 if tdtype ==
+                                               "float32" else 2), np.uint8).tobytes())
+        else:
+            path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
+        files.append(str(path))
+    env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
+           "KGEN_SMEM": str(smem),
+           "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
+           "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
+           **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
+           **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
+    done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
     return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
             .reshape(spec.shape(t, sizes))
             for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}

@@ -127,25 +127,16 @@ def test_proposed_configurations_compile_with_a_valid_contract(name, dtype):
         contract, found = parse_contract(source, SPEC)
         assert contract is not None, found
         assert contract.dtype == dtype and parse_choices(contract.choices) == p
-        tiles = (-(-511 // p.bn), -(-257 // p.bm))
-        sk = getattr(p, "sk", 0)
-        if sk == 2:  # the whole rounds one tile per CTA, then the tiles left over persistent
-            count = tiles[0] * tiles[1]
-            for sms, grids in ((count, [(count, 1)]), (count - 1, [(count - 1, 1), (count - 1,)]),
-                               (count + 1, [(count + 1,)])):
-                values = {"M": 257, "N": 511, "K": 383, "SMS": sms}
-                if sms:
-                    assert [launch.dims(values)[0]
-                            for launch in contract.launches_at(values)] == grids
-        (launch, *_) = contract.launches
+        (launch,) = contract.launches
         grid, block, smem = launch.dims({"M": 257, "N": 511, "K": 383, "SMS": 132})
         assert block == (p.threads,) and smem <= target.facts.max_smem_per_block
-        if sk == 1:  # persistent: one CTA per SM, never more than the tiles
+        tiles = (-(-511 // p.bn), -(-257 // p.bm))
+        if getattr(p, "sk", 0):  # persistent: one CTA per SM, never more than the tiles
             assert grid == (min(132, tiles[0] * tiles[1]),)
-        elif sk == 0:
+        else:
             assert grid == tiles
-        for usage in result.resources.values():
-            assert usage.shared_bytes + smem <= target.facts.max_smem_per_block
+        (usage,) = result.resources.values()
+        assert usage.shared_bytes + smem <= target.facts.max_smem_per_block
         if index == 0:  # the default must not spill, and builds clean (no warnings to report)
             assert usage.spill_stores == 0, f"default {p.choices} spills on {name}"
             assert not result.diagnostics, f"default {p.choices} on {name}:\n{result.summary}"

@@ -67,9 +67,7 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
     # H200 (4224x4096x4096, nothing cut; its first version 7%) and makes up for it wherever a
     # partial last round is left (0.6-6% faster at the three bench sizes). The model sees no
     # sizes, so it scores the per-tile cost and the default (space.py) carries the rest.
-    # sk=2 runs its whole rounds in the one-tile form (its SASS reads as the one-tile grid's)
-    # and only the tiles of a partial last round persistent, so it pays no per-tile cost.
-    persistent = 0.986 if isinstance(p, SimtParams) and p.sk == 1 else 1.0
+    persistent = 0.986 if isinstance(p, SimtParams) and p.sk else 1.0
     score = intensity * occupancy * pipeline * tensor * vector * persistent
     return Estimate(round(score, 2), regs, blocks, warps, intensity)
 

@@ -2,12 +2,10 @@
 tile BMxBNxBK, thread tile TMxTN, float4 when it can. float32, and the float16/bfloat16 fallback
 where tensor cores are not used.
 
-sk picks how tiles meet SMs. 0: one tile per CTA. 1: persistent (one CTA per SM) with stream-K
-(templates/streamk.cuh): the last tiles are dealt evenly over all CTAs along K, so a partial last
-round leaves no SM idle; its main loop costs 1.4% per tile (H200). 2: two launches: the whole
-rounds one tile per CTA, then, where tiles are left over, a persistent launch that cuts just
-those along K over all CTAs, so only the last partial round pays the persistent form.
-"""
+sk=1 makes it persistent (one CTA per SM) with stream-K (templates/streamk.cuh): the last tiles
+are dealt evenly over all CTAs along K, so a partial last round leaves no SM idle. It is a
+searched step, not the default: its first version ran 7% slower per tile than the one-tile grid,
+and the current one, whose main loop reads as the one-tile grid's in SASS, is not yet timed."""
 
 from __future__ import annotations
 
@@ -28,8 +26,7 @@ class SimtParams:
     vec: int = 4  # width of the global loads/stores on the fast path (4 = float4, 1 = scalar)
     swz: int = 0  # 1: the A tile unpadded and XOR-swizzled (chosen when a profile shows bank
     #               conflicts; not part of the searched space otherwise)
-    sk: int = 0  # 1: persistent, stream-K spread over every CTA; 2: one-tile rounds, then
-    #              a persistent launch for the tiles left over (see above)
+    sk: int = 0  # 1: persistent, stream-K spread over every CTA (a searched step, see above)
 
     template = "simt"
 
@@ -50,9 +47,6 @@ class SimtParams:
                 + (f" sk={self.sk}" if self.sk else ""))
 
 
-_SK_ABOUT = {0: "", 1: ", persistent with stream-K for a last partial round",
-             2: ", whole rounds one tile per CTA, then stream-K for a last partial round"}
-
 # Conversion helpers the template switches on for the 16-bit dtypes.
 _SWITCH = {"float16": "#define KGEN_HALF 1\n", "bfloat16": "#define KGEN_BF16 1\n"}
 
@@ -62,17 +56,13 @@ def render(p: SimtParams, dtype: str) -> str:
     info = DTYPES[dtype]
     name = f"gemm_simt_{info.short}"
     # Stream-K is persistent: one CTA per SM at most, never more than there are tiles.
-    tiles = f"cdiv(M,{p.bm}) * cdiv(N,{p.bn})"
-    args = f"block=({p.threads}) smem={p.smem_bytes} args=(A, B, C, M, N, K)"
-    if p.sk == 2:  # the whole rounds one tile per CTA, then what is left persistent, cut along K
-        launch = [f"{name} grid=(SMS, {tiles} // SMS) {args} when=({tiles} >= SMS)",
-                  f"{name}_rest grid=(SMS) {args} when=({tiles} % SMS > 0)"]
-    else:  # sk=1 is persistent: one CTA per SM at most, never more than there are tiles
-        grid = f"min(SMS, {tiles})" if p.sk else f"cdiv(N,{p.bn}), cdiv(M,{p.bm})"
-        launch = [f"{name} grid=({grid}) {args}"]
+    grid = (f"min(SMS, cdiv(M,{p.bm}) * cdiv(N,{p.bn}))" if p.sk
+            else f"cdiv(N,{p.bn}), cdiv(M,{p.bm})")
+    launch = (f"{name} grid=({grid}) block=({p.threads}) smem={p.smem_bytes} "
+              "args=(A, B, C, M, N, K)")
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
              f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}"
-             f"{_SK_ABOUT[p.sk]}, float32 "
+             f"{', persistent with stream-K for a last partial round' * bool(p.sk)}, float32 "
              "accumulation; any M, N, K.\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     params = ((f"#include <{info.header}>\n" if info.header else "") + _SWITCH.get(dtype, "")

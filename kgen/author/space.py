@@ -25,7 +25,7 @@ Params = SimtParams | MmaParams | WgmmaParams | Tf32x3Params
 
 # The values each parameter may take; neighbours are one step along one of these lists.
 SIMT_AXES = {"bm": (32, 64, 128, 256), "bn": (32, 64, 128, 256), "bk": (8, 16, 32),
-             "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4), "sk": (0, 1, 2)}
+             "tm": (4, 8, 16), "tn": (4, 8, 16), "stages": (1, 2), "vec": (1, 4), "sk": (0, 1)}
 MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
             "wm": (1, 2, 4), "wn": (1, 2, 4), "stages": (2, 3, 4, 5), "group": (1, 8, 16),
             "pipe": (1, 2)}

@@ -11,14 +11,11 @@
 // SK 0: one tile per CTA. SK 1: persistent, one CTA per SM, stream-K (streamk.cuh, SK_SPREAD 1):
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
-// that no SM waits out a partial last round; its main loop costs 1.4% per tile (H200). SK 2: two
-// kernels, launched one after the other: KGEN_KERNEL runs the whole rounds one tile per CTA
-// (T // G rows of G CTAs), then KGEN_KERNEL_rest, persistent, cuts the T % G tiles left over
-// along K over all G CTAs (SK_SPREAD 0, SK_WIDE 1), so only that last round pays the persistent
-// form.
+// that no SM waits out a partial last round. Its first version ran 7% slower per tile than SK 0;
+// this one reads as SK 0 in SASS (see the kernel) but is not yet timed, so it is a searched
+// step, not the default.
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
-// at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident); SK 2:
-// grid=(#SMs, T // #SMs) where T >= #SMs, then grid=(#SMs) for KGEN_KERNEL_rest where T % #SMs;
+// at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
 // block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared memory, so that tiles above
 // the 48 KiB static limit can be used: 128x256x16, the float32 default, needs 49,664 bytes).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
@@ -79,11 +76,7 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 // share it); kgen launches one at a time.
 #if SK
 #define KGEN_STREAM_K 1
-// SK 1 deals the last T % G + G tiles evenly over all G CTAs; SK 2's last row cuts only the
-// T % G left over (any number of them) over all G CTAs. See streamk.cuh.
-#define SK_SPREAD (SK == 1)
-#define SK_WIDE 1
-#define SK_PIECES 4
+#define SK_SPREAD 1  // see streamk.cuh
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
 __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
 __device__ unsigned kgen_sk_flag[SK_SLOTS];
@@ -92,21 +85,9 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #endif
 #include "streamk.cuh"
 
-// One CTA's work, in one of three forms (WORK):
-//   ONE_TILE: the tile whose corner is (one_m0, one_n0), all of K (SK 0).
-//   PERSISTENT: the units (tile t, k-tiles [kb0, kb1)) the Schedule (streamk.cuh) deals to CTA
-//     blockIdx.x of gridDim.x, tiles in row-major order, skipping the first `skip` tiles (which
-//     CTAs of their own ran whole).
-//   INDEXED: tile blockIdx.y * gridDim.x + blockIdx.x, all of K, as one unit of the persistent
-//     form (SK 2's whole rounds). The tile's origin comes from a division; held across the
-//     one-tile form's k-loop it cost ptxas the loop's register allocation (255 registers, 1,184
-//     of a k-tile's 2,048 FFMAs with a register-bank conflict, against 247), while the
-//     persistent form reads it from shared memory after the loop.
-enum Work { ONE_TILE, PERSISTENT, INDEXED };
-template <Work WORK>
-__device__ __forceinline__ void gemm_ctas_work(const T* __restrict__ A, const T* __restrict__ B,
-                                               T* __restrict__ C, int M, int N, int K,
-                                               int one_m0, int one_n0, int skip) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
+            int M, int N, int K) {
   extern __shared__ __align__(16) float smem[];
   float (*As)[BK][LDA] = reinterpret_cast<float (*)[BK][LDA]>(smem);
   float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + STAGES * BK * LDA);
@@ -118,72 +99,49 @@ __device__ __forceinline__ void gemm_ctas_work(const T* __restrict__ A, const T*
   float4 ra[A_LOADS], rb[B_LOADS];
   float acc[TM][TN];
 #if KGEN_STREAM_K
-  // Thread 0 steps the schedule in shared memory and writes each unit there: held in registers
-  // across the k-loop, the schedule made the 8x16 thread tile spill. Nor does the k-loop hold the
-  // unit (below).
+  // Persistent: this CTA's units (tile t, k-tiles [kb0, kb1)) come from the Schedule
+  // (streamk.cuh), tiles in row-major order as the one-tile grid runs them. Thread 0 steps the
+  // schedule in shared memory and writes each unit there: held in registers across the k-loop,
+  // the schedule made the 8x16 thread tile spill. Nor does the k-loop hold the unit (below).
   const int tiles_n = (N + BN - 1) / BN;
   __shared__ __align__(16) unsigned char work_raw[sizeof(Schedule)];
   __shared__ int unit[5];  // t (-1: no more), kb0, kb1, m0, n0
   Schedule* work = reinterpret_cast<Schedule*>(work_raw);
-  if (WORK == PERSISTENT && tid == 0) {
-    *work = Schedule(((M + BM - 1) / BM) * tiles_n, nkb, blockIdx.x, gridDim.x);
-    work->t_dp += skip;
-  }
-#endif
+  if (tid == 0) *work = Schedule(((M + BM - 1) / BM) * tiles_n, nkb, blockIdx.x, gridDim.x);
 #pragma unroll 1
-  do {
-    int kb0, kb1, am, bn, rows, cols;
-    const T* __restrict__ Ab;
-    const T* __restrict__ Bb;
-#if KGEN_STREAM_K
-    if constexpr (WORK != ONE_TILE) {
-      __syncthreads();  // every thread has read the last unit
-      if (tid == 0 && WORK == INDEXED) {
-        const int t = blockIdx.y * gridDim.x + blockIdx.x;
-        unit[0] = t;
-        unit[1] = 0;
-        unit[2] = nkb;
+  for (;;) {
+    __syncthreads();  // every thread has read the last unit
+    if (tid == 0) {
+      int t, kb0, kb1;
+      const bool more = work->next(t, kb0, kb1);
+      unit[0] = more ? t : -1;
+      if (more) {
+        unit[1] = kb0;
+        unit[2] = kb1;
         unit[3] = (t / tiles_n) * BM;
         unit[4] = (t % tiles_n) * BN;
-      } else if (tid == 0) {
-        int t, k0, k1;
-        const bool more = work->next(t, k0, k1);
-        unit[0] = more ? t : -1;
-        if (more) {
-          unit[1] = k0;
-          unit[2] = k1;
-          unit[3] = (t / tiles_n) * BM;
-          unit[4] = (t % tiles_n) * BN;
-        }
       }
-      __syncthreads();
-      if (unit[0] < 0) break;
-      kb0 = unit[1];
-      kb1 = unit[2];
-      // The k-loop sees the unit's tile only through its corner in A and B (Ab, Bb) and counts
-      // its k-tiles from 0; the epilogue reads the origin again. The first version held the
-      // origin and ran kb0..kb1: at the 255-register cap ptxas then issued ten of a k-tile's 16
-      // fragment loads from shared memory 13-17 cycles before their use, and it ran 7% slower
-      // per tile than the one-tile grid; this form costs 1.4% (benchmarks/findings.md).
-      Ab = A + (size_t)unit[3] * K;
-      Bb = B + unit[4];
-      am = 0;
-      bn = 0;
-      rows = M - unit[3];
-      cols = N - unit[4];
     }
+    __syncthreads();
+    if (unit[0] < 0) break;
+    const int kb0 = unit[1], kb1 = unit[2];
+    // The k-loop sees the unit's tile only through its corner in A and B (Ab, Bb) and counts its
+    // k-tiles from 0; the epilogue reads the origin again. The first version held the origin and
+    // ran kb0..kb1: at the 255-register cap ptxas then issued ten of a k-tile's 16 fragment loads
+    // from shared memory 13-17 cycles before their use, and it ran 7% slower per tile than the
+    // one-tile grid. This form reads as the one-tile grid's in SASS (benchmarks.sass_loop,
+    // benchmarks/sass-2026-12-04-s12); it is not yet timed.
+    const T* __restrict__ const Ab = A + (size_t)unit[3] * K;
+    const T* __restrict__ const Bb = B + unit[4];
+    const int am = 0, bn = 0, rows = M - unit[3], cols = N - unit[4];
+#else
+  {
+    const int kb0 = 0, kb1 = nkb, tile_m0 = blockIdx.y * BM, tile_n0 = blockIdx.x * BN;
+    // The one-tile grid adds its origin in each access (its SASS as timed).
+    const T* __restrict__ const Ab = A;
+    const T* __restrict__ const Bb = B;
+    const int am = tile_m0, bn = tile_n0, rows = M, cols = N;
 #endif
-    if constexpr (WORK == ONE_TILE) {
-      // The one-tile form adds its origin in each access (its SASS as timed).
-      kb0 = 0;
-      kb1 = nkb;
-      Ab = A;
-      Bb = B;
-      am = one_m0;
-      bn = one_n0;
-      rows = M;
-      cols = N;
-    }
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -273,66 +231,59 @@ __device__ __forceinline__ void gemm_ctas_work(const T* __restrict__ A, const T*
     fetch(kb0 * BK);
     stash(0);
     __syncthreads();
-    // Two forms of one loop: ptxas schedules them differently at the register cap, and each
-    // keeps the one its SASS reads best in (the one-tile form: the one it was timed with).
-    if constexpr (WORK != ONE_TILE) {
-      const int nk = kb1 - kb0;
-      for (int kt = 0; kt < nk; ++kt) {
-        const int buf = STAGES == 2 ? (kt & 1) : 0;
-        if (STAGES == 2) {
-          if (kt + 1 < nk) fetch((kb0 + kt + 1) * BK);  // global loads in flight during the math
-          compute(buf);
-          if (kt + 1 < nk) stash(buf ^ 1);
-          __syncthreads();
-        } else {
-          compute(buf);
-          __syncthreads();
-          if (kt + 1 < nk) {
-            fetch((kb0 + kt + 1) * BK);
-            stash(0);
-          }
-          __syncthreads();
+    // Two forms of one loop: ptxas schedules them differently at the register cap, and each kernel
+    // keeps the one its SASS reads best in (the one-tile grid: the form it was timed with).
+#if KGEN_STREAM_K
+    const int nk = kb1 - kb0;
+    for (int kt = 0; kt < nk; ++kt) {
+      const int buf = STAGES == 2 ? (kt & 1) : 0;
+      if (STAGES == 2) {
+        if (kt + 1 < nk) fetch((kb0 + kt + 1) * BK);  // global loads in flight during the math
+        compute(buf);
+        if (kt + 1 < nk) stash(buf ^ 1);
+        __syncthreads();
+      } else {
+        compute(buf);
+        __syncthreads();
+        if (kt + 1 < nk) {
+          fetch((kb0 + kt + 1) * BK);
+          stash(0);
         }
-      }
-    } else {
-      for (int kt = kb0; kt < kb1; ++kt) {
-        const int buf = STAGES == 2 ? ((kt - kb0) & 1) : 0;
-        if (STAGES == 2) {
-          if (kt + 1 < kb1) fetch((kt + 1) * BK);  // global loads in flight during the math
-          compute(buf);
-          if (kt + 1 < kb1) stash(buf ^ 1);
-          __syncthreads();
-        } else {
-          compute(buf);
-          __syncthreads();
-          if (kt + 1 < kb1) {
-            fetch((kt + 1) * BK);
-            stash(0);
-          }
-          __syncthreads();
-        }
+        __syncthreads();
       }
     }
-    int tile_m0 = one_m0, tile_n0 = one_n0;
+#else
+    for (int kt = kb0; kt < kb1; ++kt) {
+      const int buf = STAGES == 2 ? ((kt - kb0) & 1) : 0;
+      if (STAGES == 2) {
+        if (kt + 1 < kb1) fetch((kt + 1) * BK);  // global loads in flight during the math
+        compute(buf);
+        if (kt + 1 < kb1) stash(buf ^ 1);
+        __syncthreads();
+      } else {
+        compute(buf);
+        __syncthreads();
+        if (kt + 1 < kb1) {
+          fetch((kt + 1) * BK);
+          stash(0);
+        }
+        __syncthreads();
+      }
+    }
+#endif
 #if KGEN_STREAM_K
     // A piece of a cut tile: a contributor publishes its partial tile to its slot (named by its
     // CTA); the owner adds its contributors' slots [from0, from1) and stores. One pass over the
     // accumulators with the stores: separate publish and absorb passes cost ptxas the register
     // allocation of the main loop (about half the FFMAs with a register-bank conflict).
-    bool publish = false;
+    const int tile_m0 = unit[3], tile_n0 = unit[4];
+    const bool publish = kb0 > 0;
     int from0 = 0, from1 = 0;
-    if constexpr (WORK != ONE_TILE) {
-      tile_m0 = unit[3];
-      tile_n0 = unit[4];
-    }
-    if constexpr (WORK == PERSISTENT) {
-      publish = kb0 > 0;
-      if (kb1 - kb0 < nkb && !publish) {
-        from0 = blockIdx.x + 1;
-        from1 = work->contributors_end(unit[0], blockIdx.x);
-        if (tid < from1 - from0) sk_wait(&kgen_sk_flag[from0 + tid]);
-        __syncthreads();
-      }
+    if (kb1 - kb0 < nkb && !publish) {
+      from0 = blockIdx.x + 1;
+      from1 = work->contributors_end(unit[0], blockIdx.x);
+      if (tid < from1 - from0) sk_wait(&kgen_sk_flag[from0 + tid]);
+      __syncthreads();
     }
 #endif
 #pragma unroll
@@ -343,22 +294,20 @@ __device__ __forceinline__ void gemm_ctas_work(const T* __restrict__ A, const T*
         float4 v = make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2],
                                acc[i][c * 4 + 3]);
 #if KGEN_STREAM_K
-        if constexpr (WORK == PERSISTENT) {
-          // Each thread's accumulators in order, so the owner's same thread reads them back with
-          // no fragment arithmetic (and every access is a coalesced 16-byte one).
-          float4* const slot = kgen_sk_work + (i * (TN / 4) + c) * THREADS + tid;
-          if (publish) {
-            __stcg(slot + static_cast<size_t>(blockIdx.x) * (BM * BN / 4), v);
-            continue;
-          }
+        // Each thread's accumulators in order, so the owner's same thread reads them back with no
+        // fragment arithmetic (and every access is a coalesced 16-byte one).
+        float4* const slot = kgen_sk_work + (i * (TN / 4) + c) * THREADS + tid;
+        if (publish) {
+          __stcg(slot + static_cast<size_t>(blockIdx.x) * (BM * BN / 4), v);
+          continue;
+        }
 #pragma unroll 1
-          for (int f = from0; f < from1; ++f) {
-            const float4 p = __ldcg(slot + static_cast<size_t>(f) * (BM * BN / 4));  // another SM's
-            v.x += p.x;
-            v.y += p.y;
-            v.z += p.z;
-            v.w += p.w;
-          }
+        for (int f = from0; f < from1; ++f) {
+          const float4 p = __ldcg(slot + static_cast<size_t>(f) * (BM * BN / 4));  // another SM's
+          v.x += p.x;
+          v.y += p.y;
+          v.z += p.z;
+          v.w += p.w;
         }
 #endif
         if (row >= M) continue;
@@ -377,42 +326,11 @@ __device__ __forceinline__ void gemm_ctas_work(const T* __restrict__ A, const T*
       }
     }
 #if KGEN_STREAM_K
-    if constexpr (WORK == PERSISTENT) {
-      if (publish) {
-        __threadfence();  // each thread's stores are visible device-wide before the flag goes up
-        __syncthreads();
-        if (tid == 0) sk_raise(&kgen_sk_flag[blockIdx.x]);
-      }
+    if (publish) {
+      __threadfence();  // each thread's stores are visible device-wide before the flag goes up
+      __syncthreads();
+      if (tid == 0) sk_raise(&kgen_sk_flag[blockIdx.x]);
     }
 #endif
-  } while (WORK == PERSISTENT);  // the other forms: one pass
+  }
 }
-
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-            int M, int N, int K) {
-#if SK == 0
-  gemm_ctas_work<ONE_TILE>(A, B, C, M, N, K, blockIdx.y * BM, blockIdx.x * BN, 0);
-#elif SK == 1
-  gemm_ctas_work<PERSISTENT>(A, B, C, M, N, K, 0, 0, 0);
-#else
-  // SK 2, the first launch: the whole rounds, one tile per CTA (tile y * gridDim.x + x, with
-  // gridDim.x the SM count).
-  gemm_ctas_work<INDEXED>(A, B, C, M, N, K, 0, 0, 0);
-#endif
-}
-
-#if SK == 2
-// SK 2, the second launch, where the tiles do not fill whole rounds: one persistent CTA per SM
-// takes what the first left, the T % G tiles of the last round cut along K over all G CTAs
-// (streamk.cuh). Two kernels, not one that branches on its block: in one kernel ptxas
-// allocates registers for both loops at once, and both k-loops read far worse in SASS (2,578 and
-// 2,444 cycles a k-tile, 1,087 and 1,184 FFMAs with a register-bank conflict, against 2,429 and
-// 2,449 cycles, 247 and 275 conflicts, apart).
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-KGEN_KERNEL_rest(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                 int M, int N, int K) {
-  const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-  gemm_ctas_work<PERSISTENT>(A, B, C, M, N, K, 0, 0, tiles / gridDim.x * gridDim.x);
-}
-#endif

@@ -4,6 +4,9 @@
 #     the whole GPU suite with 8 workers (first run since the mma.sync templates zero their
 #     out-of-range chunks with plain stores), then the throughput benchmark's warm-k2 row, whose
 #     restarts now say how the worker ended.
+#   bash benchmarks/s21-2026-12-05/device.sh final   (at most 9.5 minutes)
+#     the throughput benchmark's warm and warm-k2 rows for both models after the pool's fix, then
+#     on an H200 only the bench32 rows in the time left.
 #   bash benchmarks/s21-2026-12-05/device.sh bench32   (at most 9.5 minutes)
 #     the throughput benchmark's warm-k2 row again (the pool now starts its workers from a thread
 #     of its own), then `make bench`'s float32 gemm rows: the whole search (SIMT, 3xTF32 once,
@@ -33,9 +36,15 @@ if [ "$what" = sk2 ]; then
     --rounds "${ROUNDS:-4}" --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -16
   cp /tmp/bench/*.json "$OUT/" 2>/dev/null
 fi
+if [ "$what" = final ]; then
+  timeout 240 python3 -m benchmarks.throughput --candidates 3 --modes warm,warm-k2 \
+    --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -14
+  grep -q H200 "$OUT/gpu.txt" && what=bench32 && SKIP_THROUGHPUT=1
+fi
 if [ "$what" = bench32 ]; then
-  timeout 90 python3 -m benchmarks.throughput --candidates 3 --models builtin --modes warm-k2 \
-    --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -4
+  [ -z "${SKIP_THROUGHPUT:-}" ] && timeout 90 python3 -m benchmarks.throughput --candidates 3 \
+    --models builtin --modes warm-k2 --out "$OUT/throughput.json" 2>&1 \
+    | tee "$OUT/throughput.log" | tail -4
   left=$((565 - SECONDS))
   timeout "$left" python3 -m benchmarks.bench_table --dtypes float32 --ops "" --no-triton \
     --rounds "${ROUNDS:-5}" --out /tmp/bench 2>&1 | tee "$OUT/bench-float32.log" | tail -16

@@ -20,6 +20,7 @@ from kgen.gpu.devices import Gpu, Slot
 from kgen.gpu.pool import WorkerPool
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
+from kgen.process import bwrap_path
 from kgen.wire import EvalRequest
 
 DATA = Path(__file__).parent / "data"
@@ -138,6 +139,23 @@ def test_workers_started_from_a_short_lived_thread_outlive_it(logs):
         assert [r.verdict for r in results] == ["pass", "pass"]
         assert pid(results[0]) == pid(results[1]) and _alive(pid(results[1]))
         assert p.busy()[0]["restarts"] == 0
+
+
+@pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not usable here")
+def test_a_bubblewrapped_worker_outlives_the_thread_that_started_it():
+    # The same with the real sandbox (bwrap --die-with-parent), no GPU needed. Inside it the
+    # stand-in notes to its own folder (LOG_DIR "."), and every process is pid 2 in its own
+    # namespace, so the serving count tells the same worker from a fresh one.
+    with WorkerPool([Slot(None, 0)], unsafe=False, command=[*STANDIN, "."]) as p:
+        results = []
+        for _ in range(2):
+            round_thread = threading.Thread(target=lambda: results.append(judge(p, "pass")))
+            round_thread.start()
+            round_thread.join()
+            time.sleep(0.5)
+        assert [r.extra["isolation"] for r in results] == ["bubblewrap"] * 2
+        assert [r.message.split("served=")[1] for r in results] == ["1", "2"]
+        assert p.busy()[0]["restarted_for"] == {}
 
 
 def test_a_launch_error_keeps_the_worker_after_a_canary_on_it(logs):

@@ -211,4 +211,3 @@ def _drift_hint(result: Evaluation, source: str) -> str | None:
     except ValueError:
         return None
     return DRIFT_HINT if small else None
-

@@ -124,18 +124,25 @@ def test_a_worker_that_ends_between_candidates_is_replaced_and_the_reason_counte
             "exited between candidates (status 0: the stand-in quits)": 1}
 
 
+def judged_on_threads_that_end(p: WorkerPool, count: int) -> list:
+    """`count` passing candidates, each judged on a thread of its own that ends before the next
+    (as a round's candidates are); the pool starts a worker on the first one's thread."""
+    results = []
+    for _ in range(count):
+        round_thread = threading.Thread(target=lambda: results.append(judge(p, "pass")))
+        round_thread.start()
+        round_thread.join()
+        time.sleep(0.5)  # a death signal is sent as the thread ends; give it time to land
+    return results
+
+
 def test_workers_started_from_a_short_lived_thread_outlive_it(logs):
     # bubblewrap's --die-with-parent kills the sandbox when the *thread* that started it ends;
     # a round's candidates are judged on threads that end with the round, so the pool must
     # start its workers from a thread of its own (seen on the H100 as "exited between
     # candidates (status -9)" after every round with two candidates)
     with pool(logs, 1, "--die-with-parent") as p:
-        results = []
-        for _ in range(2):
-            round_thread = threading.Thread(target=lambda: results.append(judge(p, "pass")))
-            round_thread.start()
-            round_thread.join()
-            time.sleep(0.5)  # the signal is sent as the thread ends; give it time to land
+        results = judged_on_threads_that_end(p, 2)
         assert [r.verdict for r in results] == ["pass", "pass"]
         assert pid(results[0]) == pid(results[1]) and _alive(pid(results[1]))
         assert p.busy()[0]["restarts"] == 0
@@ -147,12 +154,7 @@ def test_a_bubblewrapped_worker_outlives_the_thread_that_started_it():
     # stand-in notes to its own folder (LOG_DIR "."), and every process is pid 2 in its own
     # namespace, so the serving count tells the same worker from a fresh one.
     with WorkerPool([Slot(None, 0)], unsafe=False, command=[*STANDIN, "."]) as p:
-        results = []
-        for _ in range(2):
-            round_thread = threading.Thread(target=lambda: results.append(judge(p, "pass")))
-            round_thread.start()
-            round_thread.join()
-            time.sleep(0.5)
+        results = judged_on_threads_that_end(p, 2)
         assert [r.extra["isolation"] for r in results] == ["bubblewrap"] * 2
         assert [r.message.split("served=")[1] for r in results] == ["1", "2"]
         assert p.busy()[0]["restarted_for"] == {}

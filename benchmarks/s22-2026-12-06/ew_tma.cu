@@ -3,6 +3,7 @@
 // (OP 1, the builtin template's formula), float32:
 //   ldg_*   the builtin template's way: 16-byte loads and stores, EPT in flight per thread, one
 //           step per block (grid covers the tensor once) or a grid-stride loop over SMS * W blocks;
+//           suffix h: evict-first loads and stores; p: ld.global.nc with a 256-byte L2 fetch hint;
 //   tma_*   a persistent CTA per SM moving CHUNK-byte pieces with the bulk-copy engine
 //           (cp.async.bulk global -> shared, an mbarrier ring of STAGES, the math in shared memory,
 //           cp.async.bulk shared -> global), so no thread holds a load in flight;
@@ -25,7 +26,14 @@ __device__ __forceinline__ void ldg_body(const float4* __restrict__ X, float4* _
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
       const long long i = base + e * THREADS + threadIdx.x;
-      if (i < n4) v[e] = HINT ? __ldcs(X + i) : X[i];
+      if (i < n4) {
+        if constexpr (HINT == 2) {  // read-only path, no L1 line, and ask L2 for 256-byte fetches
+          asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+                       : "=f"(v[e].x), "=f"(v[e].y), "=f"(v[e].z), "=f"(v[e].w) : "l"(X + i));
+        } else {
+          v[e] = HINT ? __ldcs(X + i) : X[i];
+        }
+      }
     }
 #pragma unroll
     for (int e = 0; e < EPT; ++e) {
@@ -33,7 +41,7 @@ __device__ __forceinline__ void ldg_body(const float4* __restrict__ X, float4* _
       if (i >= n4) continue;
       float4 o = make_float4(apply<OP>(v[e].x), apply<OP>(v[e].y), apply<OP>(v[e].z),
                              apply<OP>(v[e].w));
-      if (HINT) __stcs(Y + i, o); else Y[i] = o;
+      if (HINT == 1) __stcs(Y + i, o); else Y[i] = o;
     }
   }
 }
@@ -50,6 +58,8 @@ LDG(ldg_gelu_128x4, 1, 128, 4, 0)
 LDG(ldg_gelu_256x4, 1, 256, 4, 0)
 LDG(ldg_gelu_128x8, 1, 128, 8, 0)
 LDG(ldg_gelu_128x4h, 1, 128, 4, 1)
+LDG(ldg_gelu_128x4p, 1, 128, 4, 2)
+LDG(ldg_copy_128x4p, 0, 128, 4, 2)
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return (uint32_t)__cvta_generic_to_shared(p);

@@ -22,7 +22,8 @@ import torch.nn.functional as F
 
 HERE = Path(__file__).resolve().parent
 LDG = ["ldg_copy_128x2", "ldg_gelu_128x2", "ldg_copy_128x4", "ldg_gelu_128x4", "ldg_gelu_256x4",
-       "ldg_gelu_128x8", "ldg_gelu_128x4h"]
+       "ldg_gelu_128x8", "ldg_gelu_128x4h",
+       "ldg_gelu_128x4p", "ldg_copy_128x4p"]
 TMA = {"tma_copy_16k_8": (256, 16384, 8), "tma_gelu_16k_8": (256, 16384, 8),
        "tma_copy_32k_4": (256, 32768, 4), "tma_gelu_32k_4": (256, 32768, 4),
        "tma_gelu_32k_6": (512, 32768, 6), "tma_gelu_8k_12": (256, 8192, 12),
@@ -47,7 +48,7 @@ def time_size(mod: cp.RawModule, sms: int, n: int, passes: int) -> list[dict]:
     for name in LDG:
         f = mod.get_function(name)
         threads = int(name.split("_")[2].split("x")[0])
-        ept = int(name.split("x")[1].rstrip("h"))
+        ept = int(name.split("x")[1].rstrip("hp"))
         n4 = n // 4
         for gs in (0, 4):
             grid = -(-n4 // (threads * ept)) if gs == 0 else sms * gs * (2048 // threads) // 4

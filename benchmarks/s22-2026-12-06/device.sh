@@ -4,6 +4,9 @@
 #     ew_tma.py (the copy and GELU moved by 16-byte loads or by the bulk-copy engine, against
 #     torch's copy and eager GELU); the throughput benchmark's warm and warm-k2 rows for both
 #     models after the pool's fix; then `make bench`'s float32 gemm rows in the time left.
+#   bash benchmarks/s22-2026-12-06/device.sh h100   (at most 9.5 minutes)
+#     ew_tma.py, the throughput benchmark's warm-k2 row for the builtin model, then the whole GPU
+#     suite with 8 workers in the time left (an H100's float32 bench rows are the s21 folder's).
 #   bash benchmarks/s22-2026-12-06/device.sh tests   (at most 9.5 minutes)
 #     the whole GPU suite with 8 workers, then ew_tma.py again if time is left.
 set -uo pipefail
@@ -23,6 +26,14 @@ if [ "$what" = first ]; then
   find /tmp/bench -name report.md 2>/dev/null | while read -r r; do
     cp "$r" "$OUT/$(echo "${r#/tmp/bench/}" | cut -d/ -f1)-report.md"
   done
+fi
+if [ "$what" = h100 ]; then
+  timeout 120 python3 "$here/ew_tma.py" --passes 30 --json "$OUT/ew_tma.json" 2>&1 \
+    | tee "$OUT/ew_tma.log"
+  timeout 90 python3 -m benchmarks.throughput --candidates 3 --models builtin --modes warm-k2 \
+    --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -4
+  timeout $((565 - SECONDS)) python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -25
 fi
 if [ "$what" = tests ]; then
   timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

@@ -192,3 +192,25 @@ def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     assert base.fmas == stream_k.fmas == 2048
     assert len(stream_k.near) <= len(base.near), (base.line(), stream_k.line())
     assert stream_k.cycles <= 1.02 * base.cycles, (base.line(), stream_k.line())
+
+
+@pytest.mark.nvcc
+@with_cuobjdump
+def test_wgmma_phase_stamps_are_only_in_the_diagnostic_build():
+    """benchmarks/s22-2026-12-06/wgmma_phases.py builds the wgmma default with
+    -DKGEN_DIAG_TIMES=1 to read each tile's phases from clock64() stamps. That build must compile
+    without spills and read the SM clock; the kernel kgen renders must not read it."""
+    from kgen.arch import parse_arch
+    from kgen.author import space
+    from kgen.compile import compile_source
+
+    arch = parse_arch("sm_90a")
+    source = space.render(space.default(arch, "bfloat16"), "bfloat16")
+    reads_clock = re.compile(r"CS2R\s+R\d+,\s*SR_CLOCKLO")
+    found = {}
+    for label, text in (("rendered", source), ("stamped", "#define KGEN_DIAG_TIMES 1\n" + source)):
+        result = compile_source(text, arch)
+        assert result.cubin is not None, result.summary
+        assert all(r.spill_stores == 0 for r in result.resources.values()), label
+        found[label] = len(reads_clock.findall(sass_loop.disassemble(result.cubin)))
+    assert found["rendered"] == 0 and found["stamped"] >= 5, found

@@ -4,12 +4,15 @@
 #     ew_tma.py (the copy and GELU moved by 16-byte loads or by the bulk-copy engine, against
 #     torch's copy and eager GELU); the throughput benchmark's warm-k2 row for the builtin model
 #     after the pool's fix; then `make bench`'s float32 gemm rows in the time left.
-# LIMIT (seconds, default 565) bounds every mode where device time is short.
 #   bash benchmarks/s22-2026-12-06/device.sh h100   (at most 9.5 minutes)
 #     ew_tma.py, the throughput benchmark's warm-k2 row for the builtin model, then the whole GPU
 #     suite with 8 workers in the time left (an H100's float32 bench rows are the s21 folder's).
 #   bash benchmarks/s22-2026-12-06/device.sh tests   (at most 9.5 minutes)
 #     the whole GPU suite with 8 workers, then ew_tma.py again if time is left.
+#   bash benchmarks/s22-2026-12-06/device.sh phases   (about 2 minutes; not yet run)
+#     wgmma_phases.py: the wgmma default's time per tile split into ramp, main loop, drain,
+#     epilogue and gap from clock64() stamps, at the bench sizes and two more.
+# LIMIT (seconds, default 565) bounds every mode where device time is short.
 set -uo pipefail
 what=${1:-first}
 LIMIT=${LIMIT:-565}
@@ -37,6 +40,10 @@ if [ "$what" = h100 ]; then
     --out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.log" | tail -4
   timeout $((LIMIT - SECONDS)) python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
     | tee "$OUT/test-gpu.log" | tail -25
+fi
+if [ "$what" = phases ]; then
+  timeout $((LIMIT - SECONDS)) python3 "$here/wgmma_phases.py" --json "$OUT/wgmma_phases.json" \
+    2>&1 | tee "$OUT/wgmma_phases.log"
 fi
 if [ "$what" = tests ]; then
   timeout 420 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

@@ -465,6 +465,29 @@ __device__ __forceinline__ void tile_coords(int t, int tiles_m, int tiles_n, int
   tn = r / rows;
 }
 
+// Diagnostics only (-DKGEN_DIAG_TIMES=1; benchmarks/s22-2026-12-06/wgmma_phases.py): thread 0 of
+// each consumer warpgroup stamps clock64() at five points of each of its first DIAG_UNITS units
+// (the unit's start, its first stage ready, its last wgmma issued, its accumulators drained, its
+// epilogue issued) into a static buffer, so the fixed cost of a tile can be read apart. Off in
+// every kernel kgen renders.
+#ifndef KGEN_DIAG_TIMES
+#define KGEN_DIAG_TIMES 0
+#endif
+#if KGEN_DIAG_TIMES
+constexpr int DIAG_CTAS = 160, DIAG_UNITS = 64, DIAG_POINTS = 5;
+__device__ long long kgen_diag_t[DIAG_CTAS * 2 * DIAG_UNITS * DIAG_POINTS];
+#define DIAG_STAMP(unit, point)                                                             \
+  do {                                                                                     \
+    if (lt == 0 && (unit) < DIAG_UNITS && blockIdx.x < DIAG_CTAS && wg < 2)                \
+      kgen_diag_t[((blockIdx.x * 2 + wg) * DIAG_UNITS + (unit)) * DIAG_POINTS + (point)] = \
+          clock64();                                                                       \
+  } while (0)
+#else
+#define DIAG_STAMP(unit, point) \
+  do {                          \
+  } while (0)
+#endif
+
 // ------------------------------------------------------------------------------------------
 // The work of one persistent CTA (streamk.cuh): units (tile t, k-blocks [kb0, kb1)), identical
 // for the producer and the consumers. With SK = 0 every tile comes whole, one per CTA per round
@@ -784,8 +807,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
     Schedule work(ntiles, nkb, cid, ncl, cm == 1);
     int t, kb0, kb1;
     [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
+    [[maybe_unused]] int diag_unit = -1;
 #pragma unroll 1
     while (work.next(t, kb0, kb1)) {
+      ++diag_unit;
+      DIAG_STAMP(diag_unit, 0);
       if (PP) {
         if (unit++ % CONSUMERS != wg) {
           // The other consumer's unit: step over its k-blocks' stages.
@@ -806,6 +832,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
 #pragma unroll 1
       for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(full(s), ph);
+        if (kb == kb0) DIAG_STAMP(diag_unit, 1);
         wgmma_fence();
         mma_kblock(acc, sA(s) + row_off * 128, sB(s));
         wgmma_commit();
@@ -824,8 +851,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
       if (PP) mbar_arrive(order(wg ^ 1));  // the other consumer's main loop may start
+      DIAG_STAMP(diag_unit, 2);
       wgmma_wait<0>();
       fence_acc(acc);
+      DIAG_STAMP(diag_unit, 3);
       if (lt == 0) {
         if constexpr (cm == 1) mbar_arrive(empty(prev));
         else {
@@ -850,6 +879,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
       else
         store_tile(acc, C, m0 + row_off, n0, M, N, lt);
+      DIAG_STAMP(diag_unit, 4);
     }
     if (tma_epi && lt == 0) bulk_wait0();  // stores done before the CTA (and its smem) goes away
   }

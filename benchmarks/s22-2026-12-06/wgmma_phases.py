@@ -35,6 +35,7 @@ import cupy as cp
 import numpy as np
 import torch
 
+from kgen.arch import parse_arch
 from kgen.author import space, wgmma
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
@@ -124,7 +125,7 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     spec = load_op("gemm")
-    params = space._DEFAULTS["wgmma"][0]  # the builtin author's first wgmma candidate
+    params = space.default(parse_arch("sm_90a"), "bfloat16")  # the builtin's first wgmma kernel
     source = wgmma.render(params, "bfloat16")
     work = Path(tempfile.mkdtemp())
     mods = {"plain": build(source, False, work), "diag": build(source, True, work)}

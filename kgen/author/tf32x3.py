@@ -17,7 +17,7 @@ LABEL = "3xTF32"
 
 @dataclass(frozen=True)
 class Tf32x3Params(WarpTiledParams):
-    group: int = 8
+    group: int = 8  # grouped raster by default; the k-slice's partial doubles acc_per_thread
 
     template = "tf32x3"
 

@@ -72,22 +72,16 @@ def phases(stamps: np.ndarray) -> dict[str, float]:
     return {**sums, "units": units}
 
 
-def run_size(spec, source: str, mods: dict[str, cp.RawModule], size: tuple[int, int, int]
+def run_size(spec, runners: dict[str, tuple[Runner, cp.RawModule]], size: tuple[int, int, int]
              ) -> dict:
     m, n, k = size
     sizes = {"M": m, "N": n, "K": k}
-    contract, problems = parse_contract(source, spec)
-    assert contract is not None, problems
-    limits = {**device_limits()}
     buffers = allocate(spec, sizes, "bfloat16")
     buffers["A"].data.copy_(torch.randn(m, k, device="cuda").to(torch.bfloat16))
     buffers["B"].data.copy_(torch.randn(k, n, device="cuda").to(torch.bfloat16))
     want = buffers["A"].data.float() @ buffers["B"].data.float()
     out: dict = {"size": f"{m}x{n}x{k}"}
-    for label, mod in mods.items():
-        functions = {launch.kernel: mod.get_function(launch.kernel)
-                     for launch in contract.launches}
-        runner = Runner(functions, contract, limits)
+    for label, (runner, mod) in runners.items():
         calls = runner.prepare(buffers, sizes)
         buffers["C"].data.fill_(float("nan"))
         runner.launch(calls)
@@ -108,9 +102,7 @@ def run_size(spec, source: str, mods: dict[str, cp.RawModule], size: tuple[int, 
         out[f"{label}_ms"] = statistics.median(times)
         out[f"{label}_cluster"] = list(calls[0].cluster)
         if label == "diag":
-            ptr, nbytes = mod.get_global("kgen_diag_t"), int(np.prod(DIAG)) * 8
-            stamps = cp.ndarray(DIAG, dtype=cp.int64, memptr=ptr)
-            assert stamps.nbytes == nbytes
+            stamps = cp.ndarray(DIAG, dtype=cp.int64, memptr=mod.get_global("kgen_diag_t"))
             stamps.fill(0)
             runner.launch(calls)
             torch.cuda.synchronize()
@@ -128,14 +120,22 @@ def main() -> None:
     params = space.default(parse_arch("sm_90a"), "bfloat16")  # the builtin's first wgmma kernel
     source = wgmma.render(params, "bfloat16")
     work = Path(tempfile.mkdtemp())
-    mods = {"plain": build(source, False, work), "diag": build(source, True, work)}
+    contract, problems = parse_contract(source, spec)
+    assert contract is not None, problems
+    limits = device_limits()
+    runners = {}
+    for label in ("plain", "diag"):
+        mod = build(source, label == "diag", work)
+        functions = {launch.kernel: mod.get_function(launch.kernel)
+                     for launch in contract.launches}
+        runners[label] = (Runner(functions, contract, limits), mod)
     rows = []
     print(f"wgmma bfloat16 {params.choices}")
     print(f"{'size':>16} {'plain ms':>9} {'diag ms':>9} {'units':>6}  "
           + "  ".join(f"{p:>13}" for p in PHASES))
     for text in args.sizes.split(","):
         m, n, k = (int(v) for v in text.split("x"))
-        row = run_size(spec, source, mods, (m, n, k))
+        row = run_size(spec, runners, (m, n, k))
         ph = row["phases"]
         span = sum(ph[p] for p in PHASES) or 1.0
         units = max(ph["units"], 1)

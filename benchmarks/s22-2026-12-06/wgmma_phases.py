@@ -16,15 +16,19 @@ the stamps of the last diagnostic launch are summed per phase over every CTA and
   gap    4 -> next unit's 0 (the scheduler's next unit; the last unit's end to the CTA's exit is
          not seen)
 
-as shares of the stamped span and in cycles per unit. The two builds' times say what the stamps
-cost. Validates each build's output against torch first.
+as shares of the stamped span and in cycles per unit; then the ramp of each consumer's first
+unit (the kernel's start: cold rings) apart from the ramp of the later ones (steady state). The
+two builds' times say what the stamps cost. Validates each build's output against torch first.
+`--set "epi=2"` changes fields of the default first (as benchmarks.gemm_configs does).
 
-    python3 benchmarks/s22-2026-12-06/wgmma_phases.py [--sizes 4096x4096x4096,...] [--json F]
+    python3 benchmarks/s22-2026-12-06/wgmma_phases.py [--sizes 4096x4096x4096,...] [--set F=V]
+        [--json F]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -58,7 +62,8 @@ def phases(stamps: np.ndarray) -> dict[str, float]:
     """Summed cycles per phase over every CTA and consumer, and the units seen whole (a stream-K
     contributor's piece has no epilogue stamp and is left out, with the gaps beside it)."""
     sums = dict.fromkeys(PHASES, 0.0)
-    units = 0
+    units = firsts = 0
+    ramp_first = 0.0
     for cta in stamps:
         for wg in cta:
             for i, u in enumerate(wg):
@@ -67,9 +72,12 @@ def phases(stamps: np.ndarray) -> dict[str, float]:
                 units += 1
                 for p, name in enumerate(PHASES[:4]):
                     sums[name] += float(u[p + 1] - u[p])
+                if i == 0:
+                    firsts += 1
+                    ramp_first += float(u[1] - u[0])
                 if i + 1 < len(wg) and wg[i + 1][0] > 0:
                     sums["gap"] += float(wg[i + 1][0] - u[4])
-    return {**sums, "units": units}
+    return {**sums, "units": units, "first_units": firsts, "ramp_first": ramp_first}
 
 
 def run_size(spec, runners: dict[str, tuple[Runner, cp.RawModule]], size: tuple[int, int, int]
@@ -114,10 +122,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="4096x4096x4096,8192x8192x8192,3000x5000x2000,"
                     "3072x5120x2048,4096x4096x2048")
+    ap.add_argument("--set", default="", help="field=value ... changed in the default")
     ap.add_argument("--json")
     args = ap.parse_args()
     spec = load_op("gemm")
     params = space.default(parse_arch("sm_90a"), "bfloat16")  # the builtin's first wgmma kernel
+    params = dataclasses.replace(params, **{k: int(v) for k, v in
+                                            (pair.split("=") for pair in args.set.split())})
     source = wgmma.render(params, "bfloat16")
     work = Path(tempfile.mkdtemp())
     contract, problems = parse_contract(source, spec)
@@ -132,7 +143,7 @@ def main() -> None:
     rows = []
     print(f"wgmma bfloat16 {params.choices}")
     print(f"{'size':>16} {'plain ms':>9} {'diag ms':>9} {'units':>6}  "
-          + "  ".join(f"{p:>13}" for p in PHASES))
+          + "  ".join(f"{p:>13}" for p in PHASES) + "  ramp: first, later units")
     for text in args.sizes.split(","):
         m, n, k = (int(v) for v in text.split("x"))
         row = run_size(spec, runners, (m, n, k))
@@ -140,7 +151,10 @@ def main() -> None:
         span = sum(ph[p] for p in PHASES) or 1.0
         units = max(ph["units"], 1)
         cells = "  ".join(f"{100 * ph[p] / span:5.1f}% {ph[p] / units:6.0f}" for p in PHASES)
-        print(f"{row['size']:>16} {row['plain_ms']:9.4f} {row['diag_ms']:9.4f} {units:6d}  {cells}")
+        firsts = max(ph["first_units"], 1)
+        later = (ph["ramp"] - ph["ramp_first"]) / max(ph["units"] - ph["first_units"], 1)
+        print(f"{row['size']:>16} {row['plain_ms']:9.4f} {row['diag_ms']:9.4f} {units:6d}  {cells}"
+              f"  {ph['ramp_first'] / firsts:6.0f} {later:6.0f}")
         rows.append(row)
     print("(each phase: share of the stamped span, and cycles per unit)")
     if args.json:

@@ -643,15 +643,15 @@ def test_simt_stream_k_is_correct_where_it_cuts_tiles():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("changes", [{}, {"cluster": 2}, {"cluster": 1},
-                                     {"bn": 128, "stages": 5, "pp": 1}, {"epi": 2}],
-                         ids=["default", "cluster-2", "no-cluster", "ping-pong", "deferred-epi"])
+                                     {"bn": 128, "stages": 5, "pp": 1}],
+                         ids=["default", "cluster-2", "no-cluster", "ping-pong"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, changes):
     """Every gemm test size (M, N or K of 1, ragged edges, odd K through the guarded loads), for
     the default (clusters of 2 set at launch where N % 16 != 0: N = 136, 1000 and the odd ones;
     none at N = 256), the same with clusters of 2 everywhere (multicast B, cross-CTA stage
-    release) and with none, ping-pong consumers with 128x128 tiles (taking turns with whole
-    tiles), and the epilogue deferred into the next unit's first k-block (epi=2)."""
+    release) and with none, and ping-pong consumers with 128x128 tiles (taking turns with whole
+    tiles)."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 

@@ -1,4 +1,5 @@
-"""Where a wgmma tile's fixed cost goes (twenty-second session; not yet run on a GPU).
+"""Where a wgmma tile's fixed cost goes (written in the twenty-second session, first run in the
+twenty-third: benchmarks/s23-2026-12-06/).
 
 The builtin wgmma default (bfloat16, sm_90a: 128x256x64, 2 consumers, 3 stages, TMA-store
 epilogue, stream-K, clusters of 2 where N % 16 != 0) is built twice from its rendered source:

@@ -219,9 +219,6 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
                    f"{'always' if p.cluster else 'where N % 16 != 0'}), not {p.bn // 64}")
     if p.sk and p.cluster > 1:
         out.append("stream-K pieces are per CTA: clusters of 1 only")
-    if p.epi == 2 and p.pp:
-        out.append("the deferred epilogue (epi=2) is for consumers that share each tile; "
-                   "ping-pong overlaps its epilogue already")
     return out
 
 

@@ -31,9 +31,7 @@ class WgmmaParams:
     # B's rows are not 32-byte aligned, N % 16 != 0; none elsewhere): see MISALIGNED_B
     cluster: int = 1
     group: int = 8  # cluster-tile rows per raster group
-    # 0: stores from registers; 1: smem tile + TMA store; 2: the same, issued while the next
-    # unit's first k-block runs (no ping-pong)
-    epi: int = 0
+    epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
     sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (launches with no cluster)
     pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
 
@@ -61,8 +59,6 @@ class WgmmaParams:
                 f"epi={self.epi} sk={self.sk}" + (" pp=1" if self.pp else ""))
 
 
-_EPILOGUES = ("register", "TMA-store", "deferred TMA-store (overlapping the next tile's first "
-              "k-block)")
 _TYPES = {
     "float16": ("__half2", '"f16"', "__floats2half2_rn", "__float2half_rn"),
     "bfloat16": ("__nv_bfloat162", '"bf16"', "__floats2bfloat162_rn", "__float2bfloat16_rn"),
@@ -109,7 +105,7 @@ def render(p: WgmmaParams, dtype: str) -> str:
              f"setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
              f"(group {p.group}), {cluster}, "
              f"{'stream-K for a last partial round, ' if p.sk else ''}"
-             f"{_EPILOGUES[p.epi]} epilogue; "
+             f"{'TMA-store' if p.epi else 'register'} epilogue; "
              "float32 accumulation; sm_90a only; any M, N, K (odd K or N: guarded loads).\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     pair, wg_type, pack, from_f = _TYPES[dtype]

@@ -113,8 +113,7 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 #define CLUSTER_AT_LAUNCH 0      // 1: the launch sets the cluster (1 or CLUSTER_M), read at run time
 constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM / CONSUMERS rows
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
-constexpr int EPI = 0;  // 0: guarded stores from registers; 1: smem tile + TMA store; 2: the
-                        // same, issued while the next unit's first k-block runs
+constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
 #define SK 0                     // 1: a last, partial round's tiles cut along K (clusters of 1)
 #define PP 0                     // 1: consumers take turns, each with whole tiles (WS = 1 only)
 constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when CONSUMERS >= 2)
@@ -153,8 +152,7 @@ static_assert(WS == 0 || CONSUMERS < 2 ||
 static_assert(REG_PRODUCER % 8 == 0 && REG_CONSUMER % 8 == 0 && REG_PRODUCER >= 24 &&
                   REG_CONSUMER <= 256, "setmaxnreg values: multiples of 8 in [24, 256]");
 static_assert(SMEM_BYTES <= 232448, "dynamic shared memory above the 227 KB per-block limit");
-static_assert(EPI == 0 || EPI == 1 || (EPI == 2 && WS == 1 && PP == 0),
-              "EPI: 0, 1, or 2 (the warp-specialized kernel without ping-pong)");
+static_assert(EPI == 0 || EPI == 1, "EPI: 0 or 1");
 static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
 static_assert(PP == 0 || (PP == 1 && WS == 1 && CONSUMERS == 2), "PP: two consumers of WS = 1");
 
@@ -632,36 +630,17 @@ __device__ __forceinline__ void store_tile(const float (&acc)[MSUB][ACC_N], T* _
     }
 }
 
-// EPI >= 1: the same fragment, rounded to T2 pairs (pack_tile: 4-byte word [i][h][j] holds
-// row 16w + l/4 + 8h, columns 8j + 2(l%4) and +1 of m64 block i), then (stage_and_store) ->
-// this warpgroup's smem staging area `sc` (MSUB x NCHUNK blocks of 64 rows x 64 columns, 8 KB
-// each, in the TMA 128B-swizzle layout: 16-byte chunk c of row r at chunk c ^ (r % 8), which also
-// keeps the 4-byte stores of a warp on distinct banks), then one thread TMA-stores the blocks
-// that touch C (TMA clips rows >= M and columns >= N). The store runs asynchronously; the next
-// call waits until it has read the staging area. bar_id: a named barrier for this warpgroup's
-// 128 threads. EPI = 2 packs at the end of a unit and stores while the next unit's first k-block
-// runs (the packed words are not accumulator registers, so the wgmmas need not wait for them).
-constexpr int PACKED = BN / 8;  // 4-byte words per [i][h] row of a packed tile
-__device__ __forceinline__ void pack_tile(const float (&acc)[MSUB][ACC_N],
-                                          uint32_t (&packed)[MSUB][2][PACKED]) {
-#pragma unroll
-  for (int i = 0; i < MSUB; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < PACKED; ++j) {
-        const T2 v = PACK2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
-        packed[i][h][j] = *reinterpret_cast<const uint32_t*>(&v);
-      }
-}
-// Waits until the last TMA store has read the staging area (every thread of the warpgroup).
-__device__ __forceinline__ void staging_free(int lt, int bar_id) {
+// EPI = 1: the same fragment -> this warpgroup's smem staging area `sc` (MSUB x NCHUNK blocks of
+// 64 rows x 64 columns, 8 KB each, in the TMA 128B-swizzle layout: 16-byte chunk c of row r at
+// chunk c ^ (r % 8), which also keeps the 4-byte stores of a warp on distinct banks), then one
+// thread TMA-stores the blocks that touch C (TMA clips rows >= M and columns >= N). The store runs
+// asynchronously; the next call waits until it has read the staging area. bar_id: a named barrier
+// for this warpgroup's 128 threads.
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], uint32_t sc,
+                                               const CUtensorMap* tmC, int row0, int n0, int M,
+                                               int N, int lt, int bar_id) {
   if (lt == 0) bulk_wait_read0();
   named_bar_sync(bar_id, 128);
-}
-__device__ __forceinline__ void stage_and_store(const uint32_t (&packed)[MSUB][2][PACKED],
-                                                uint32_t sc, const CUtensorMap* tmC, int row0,
-                                                int n0, int M, int N, int lt, int bar_id) {
   const int w = lt >> 5, l = lt & 31;
 #pragma unroll
   for (int i = 0; i < MSUB; ++i)
@@ -670,8 +649,11 @@ __device__ __forceinline__ void stage_and_store(const uint32_t (&packed)[MSUB][2
       const int r = 16 * w + (l >> 2) + 8 * h;  // row within the 64-row block
       const uint32_t row_addr = sc + i * NCHUNK * 8192 + r * 128 + (l & 3) * 4;
 #pragma unroll
-      for (int j = 0; j < PACKED; ++j)
-        st_shared_b32(row_addr + (j >> 3) * 8192 + (((j & 7) ^ (r & 7)) << 4), packed[i][h][j]);
+      for (int j = 0; j < BN / 8; ++j) {
+        const T2 v = PACK2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+        st_shared_b32(row_addr + (j >> 3) * 8192 + (((j & 7) ^ (r & 7)) << 4),
+                      *reinterpret_cast<const uint32_t*>(&v));
+      }
     }
   fence_proxy_async();  // the generic-proxy smem writes -> visible to the TMA engine
   named_bar_sync(bar_id, 128);
@@ -684,14 +666,6 @@ __device__ __forceinline__ void stage_and_store(const uint32_t (&packed)[MSUB][2
           tma_store(tmC, sc + (i * NCHUNK + c) * 8192, n0 + 64 * c, row0 + 64 * i);
     bulk_commit();
   }
-}
-__device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], uint32_t sc,
-                                               const CUtensorMap* tmC, int row0, int n0, int M,
-                                               int N, int lt, int bar_id) {
-  staging_free(lt, bar_id);
-  uint32_t packed[MSUB][2][PACKED];
-  pack_tile(acc, packed);
-  stage_and_store(packed, sc, tmC, row0, n0, M, N, lt, bar_id);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -734,7 +708,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
   [[maybe_unused]] auto order = [&](int c) { return bar0 + 8 * (2 * STAGES + c); };
 
   const bool use_tma = (flags & 1) != 0;
-  const bool tma_epi = EPI >= 1 && (flags & 2) != 0;
+  const bool tma_epi = EPI == 1 && (flags & 2) != 0;
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
   const int nkb = (K + BK - 1) / BK;
 
@@ -834,11 +808,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
     int t, kb0, kb1;
     [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
     [[maybe_unused]] int diag_unit = -1;
-    // EPI = 2: the last unit's tile, packed, its store not yet issued (while holding).
-    [[maybe_unused]] uint32_t held[MSUB][2][PACKED];
-    [[maybe_unused]] bool holding = false;
-    [[maybe_unused]] int held_row0 = 0, held_n0 = 0;
-    const uint32_t sc = sC0 + wg * (WG_M * BN * 2);  // this warpgroup's staging area (EPI >= 1)
 #pragma unroll 1
     while (work.next(t, kb0, kb1)) {
       ++diag_unit;
@@ -867,11 +836,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         wgmma_fence();
         mma_kblock(acc, sA(s) + row_off * 128, sB(s));
         wgmma_commit();
-        if (EPI == 2 && holding) {  // the last unit's epilogue, while this k-block's wgmmas run
-          staging_free(lt, 1 + wg);
-          stage_and_store(held, sc, &tmC, held_row0, held_n0, M, N, lt, 1 + wg);
-          holding = false;
-        }
         if (kb > kb0) {
           // The previous k-block's wgmmas are done: hand its stage back to the producer(s).
           wgmma_wait<1>();
@@ -911,20 +875,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);
       }
 #endif
-      if (EPI == 2 && tma_epi) {
-        pack_tile(acc, held);
-        holding = true;
-        held_row0 = m0 + row_off;
-        held_n0 = n0;
-      } else if (tma_epi)
-        store_tile_tma(acc, sc, &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
+      if (tma_epi)
+        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2), &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
       else
         store_tile(acc, C, m0 + row_off, n0, M, N, lt);
       DIAG_STAMP(diag_unit, 4);
-    }
-    if (EPI == 2 && holding) {
-      staging_free(lt, 1 + wg);
-      stage_and_store(held, sc, &tmC, held_row0, held_n0, M, N, lt, 1 + wg);
     }
     if (tma_epi && lt == 0) bulk_wait0();  // stores done before the CTA (and its smem) goes away
   }

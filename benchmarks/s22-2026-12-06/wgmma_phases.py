@@ -29,7 +29,6 @@ two builds' times say what the stamps cost. Validates each build's output agains
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import subprocess
@@ -40,8 +39,8 @@ import cupy as cp
 import numpy as np
 import torch
 
-from kgen.arch import parse_arch
-from kgen.author import space, wgmma
+from benchmarks.gemm_configs import configure
+from kgen.author import wgmma
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
 from sandbox.launch import Runner, allocate, device_limits
@@ -127,9 +126,9 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     spec = load_op("gemm")
-    params = space.default(parse_arch("sm_90a"), "bfloat16")  # the builtin's first wgmma kernel
-    params = dataclasses.replace(params, **{k: int(v) for k, v in
-                                            (pair.split("=") for pair in args.set.split())})
+    # The builtin's first wgmma kernel, with --set's fields changed (checked as gemm_configs does)
+    params = configure("sm_90a", "bfloat16", args.set)
+    assert isinstance(params, wgmma.WgmmaParams)
     source = wgmma.render(params, "bfloat16")
     work = Path(tempfile.mkdtemp())
     contract, problems = parse_contract(source, spec)

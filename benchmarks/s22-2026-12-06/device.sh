@@ -9,7 +9,8 @@
 #     suite with 8 workers in the time left (an H100's float32 bench rows are the s21 folder's).
 #   bash benchmarks/s22-2026-12-06/device.sh tests   (at most 9.5 minutes)
 #     the whole GPU suite with 8 workers, then ew_tma.py again if time is left.
-#   bash benchmarks/s22-2026-12-06/device.sh phases   (about 2 minutes; not yet run)
+#   bash benchmarks/s22-2026-12-06/device.sh phases   (about 2 minutes; ran in the twenty-third
+#     session: benchmarks/s23-2026-12-06/h200-phases/)
 #     wgmma_phases.py: the wgmma default's time per tile split into ramp, main loop, drain,
 #     epilogue and gap from clock64() stamps, at the bench sizes and two more.
 # LIMIT (seconds, default 565) bounds every mode where device time is short.

@@ -17,7 +17,10 @@ LABEL = "3xTF32"
 
 @dataclass(frozen=True)
 class Tf32x3Params(WarpTiledParams):
-    group: int = 8  # grouped raster by default; the k-slice's partial doubles acc_per_thread
+    """Each thread also holds its k-slice's partial sums, as many registers again as
+    `acc_per_thread` (the space's register estimate counts both)."""
+
+    group: int = 8  # a grouped raster by default
 
     template = "tf32x3"
 

@@ -41,7 +41,7 @@ SIZES = [
 
 
 def test_the_default_is_what_these_tests_run():
-    assert DEFAULT == WgmmaParams(stages=3, epi=1, sk=1, cluster=0)
+    assert DEFAULT == WgmmaParams(stages=4, epi=1, sk=1, cluster=0, cpass=2)
     assert EMULATED_SMS == 3
 
 
@@ -118,6 +118,16 @@ def test_a_stage_released_before_its_wgmmas_are_waited_for_is_caught(tmp_path):
                      "          if (lt == 0) {")
     source = source.replace("        prev = s;\n", "        wgmma_wait<1>();\n        prev = s;\n")
     assert max_error(source, "bfloat16", 192, 320, 512, tmp_path) > 1.0
+
+
+@emulator
+def test_a_staging_area_written_before_its_store_has_read_it_is_caught(tmp_path):
+    """The emulator's TMA stores read their source at the next bulk wait: a second half-tile pass
+    written before the first pass's store has read the area leaves the second half's values in
+    the first half's columns."""
+    source = _broken("if (lt == 0) bulk_wait_read0();",
+                     "if (lt == 0 && pass == 0) bulk_wait_read0();")
+    assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) > 1.0
 
 
 @emulator

@@ -34,7 +34,8 @@ MMA_AXES = {"bm": (64, 128, 256), "bn": (64, 128, 256), "bk": (32, 64),
 # registers) and spill beyond (128x64x64 2x1: 24 loads); 128x32 warp tiles need 248 + loads.
 MMA_PIPE_LIMIT = 248
 WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consumers": (1, 2),
-              "cluster": (1, 0, 2), "group": (1, 8, 16), "epi": (0, 1), "pp": (0, 1)}
+              "cluster": (1, 0, 2), "group": (1, 8, 16), "epi": (0, 1), "pp": (0, 1),
+              "cpass": (1, 2)}
 # wgmma's sk (stream-K for the tiles of a last, partial round) is not searched but follows the
 # cluster (`settled`): the cost model does not see sizes, and at gemm's bench sizes on 132 SMs it
 # cuts nothing (the leftover tiles are more than half the SMs), so sk=0 would time the same
@@ -121,7 +122,15 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
     # 3000x5000x2000 0.1116 / 0.1114 -> 0.1031 / 0.1033 ms (0.84x -> 0.91x); at 4096^3, 8192^3
     # and 3072x5120x2048 the same times (it launches the same code as cluster=1 there)
     # (benchmarks/s14-2026-12-05/device-auto/).
-    "wgmma": (WgmmaParams(stages=3, epi=1, sk=1, cluster=0), WgmmaParams(stages=3, epi=1, sk=1),
+    # cpass=2 with 4 stages (twenty-fourth session): the C tile staged half at a time frees the
+    # 32 KB a fourth stage needs (225 KiB). bfloat16 on an H100, against the 3-stage default,
+    # twice, alternating: 3000x5000x2000 0.1076 / 0.1077 -> 0.1014 / 0.1015 ms (0.89x -> 0.95x),
+    # 4096^3 0.1862 / 0.1860 -> 0.1809 / 0.1809, 3072x5120x2048 -3%, 8192^3 the same; float16
+    # alike. The main loop runs faster (the extra stage absorbs the ring's stalls) by more than
+    # the second pass adds to the epilogue; cpass=2 with 3 stages was 0.5% slower
+    # (benchmarks/s24-2026-12-06/).
+    "wgmma": (WgmmaParams(stages=4, epi=1, sk=1, cluster=0, cpass=2),
+              WgmmaParams(stages=3, epi=1, sk=1, cluster=0), WgmmaParams(stages=3, epi=1, sk=1),
               WgmmaParams(sk=1)),
     # 3xTF32: the prepared file's shape (128x128x32, 2x4 warps, 3 stages, groups of 8) ran 2.576 /
     # 20.433 / 1.332 ms at 4096^3 / 8192^3 / 3000x5000x2000 on an H100, 1.02x / 1.02x / 1.01x of
@@ -219,6 +228,11 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
                    f"{'always' if p.cluster else 'where N % 16 != 0'}), not {p.bn // 64}")
     if p.sk and p.cluster > 1:
         out.append("stream-K pieces are per CTA: clusters of 1 only")
+    if p.cpass not in (1, 2):
+        out.append(f"cpass={p.cpass}: the C tile is staged whole (1) or in two halves (2)")
+    elif p.cpass == 2 and (not p.epi or (p.bn // 64) % 2):
+        out.append("cpass=2 stages half of a TMA-store epilogue's tile (epi=1) at a time: "
+                   "it needs epi=1 and an even number of 64-column chunks")
     return out
 
 
@@ -313,7 +327,7 @@ _CHOICES = re.compile(r"template=(?P<t>simt|mma) tile=(?P<bm>\d+)x(?P<bn>\d+)x(?
 _WGMMA_CHOICES = re.compile(r"template=wgmma tile=(?P<bm>\d+)x(?P<bn>\d+)x64 "
                             r"consumers=(?P<consumers>\d+) stages=(?P<stages>\d+) "
                             r"cluster=(?P<cluster>\d+) group=(?P<group>\d+) epi=(?P<epi>\d+)"
-                            r"(?: sk=(?P<sk>\d+))?(?: pp=(?P<pp>\d+))?")
+                            r"(?: sk=(?P<sk>\d+))?(?: pp=(?P<pp>\d+))?(?: cpass=(?P<cpass>\d+))?")
 
 
 _TF32X3_CHOICES = re.compile(r"template=tf32x3 tile=(?P<bm>\d+)x(?P<bn>\d+)x(?P<bk>\d+) "

@@ -34,6 +34,9 @@ class WgmmaParams:
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
     sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (launches with no cluster)
     pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
+    # epi=1: the C tile staged in shared memory whole (1) or half at a time, in two passes (2):
+    # half the staging area leaves room for a fourth stage of a 128x256 tile
+    cpass: int = 1
 
     template = "wgmma"
     bk = BK
@@ -45,7 +48,8 @@ class WgmmaParams:
     @property
     def smem_bytes(self) -> int:
         """Dynamic shared memory as the template lays it out (1024 B alignment slack, barriers)."""
-        epi = self.bm * self.bn * 2 * (self.consumers if self.pp else 1) if self.epi else 0
+        epi = self.bm * self.bn * 2 * (self.consumers if self.pp else 1) // self.cpass \
+            if self.epi else 0
         return 1024 + self.stages * (self.bm * BK + BK * self.bn) * 2 + epi + 256
 
     @property
@@ -56,7 +60,8 @@ class WgmmaParams:
     def choices(self) -> str:
         return (f"template=wgmma tile={self.bm}x{self.bn}x{BK} consumers={self.consumers} "
                 f"stages={self.stages} cluster={self.cluster} group={self.group} "
-                f"epi={self.epi} sk={self.sk}" + (" pp=1" if self.pp else ""))
+                f"epi={self.epi} sk={self.sk}" + (" pp=1" if self.pp else "")
+                + (f" cpass={self.cpass}" if self.cpass != 1 else ""))
 
 
 _TYPES = {
@@ -105,7 +110,8 @@ def render(p: WgmmaParams, dtype: str) -> str:
              f"setmaxnreg), {p.stages}-stage mbarrier ring, persistent grouped tile order "
              f"(group {p.group}), {cluster}, "
              f"{'stream-K for a last partial round, ' if p.sk else ''}"
-             f"{'TMA-store' if p.epi else 'register'} epilogue; "
+             f"{'TMA-store' if p.epi else 'register'} epilogue"
+             f"{' in two half-tile passes' if p.cpass == 2 else ''}; "
              "float32 accumulation; sm_90a only; any M, N, K (odd K or N: guarded loads).\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     pair, wg_type, pack, from_f = _TYPES[dtype]
@@ -116,7 +122,8 @@ def render(p: WgmmaParams, dtype: str) -> str:
               f"#define WS 1\n#define CLUSTER_M {p.cluster or 2}\n"
               f"#define CLUSTER_AT_LAUNCH {int(p.cluster == 0)}\n"
               f"constexpr int CONSUMERS = {p.consumers};\nconstexpr int GROUP_M = {p.group};\n"
-              f"constexpr int EPI = {p.epi};\n#define SK {p.sk}\n#define PP {p.pp}\n"
+              f"constexpr int EPI = {p.epi};\nconstexpr int CPASS = {p.cpass};\n"
+              f"#define SK {p.sk}\n#define PP {p.pp}\n"
               "constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;\n")
     return (contract_header("gemm", dtype, p.choices, launch_lines(p, name), about)
             + fill("gemm_wgmma", params, name))

@@ -16,9 +16,13 @@
 //   The multiply-adds run as late as the program allows: a committed group when wgmma.wait_group
 //   lets fewer groups stay pending, so a stage handed back to the producer before its wgmmas were
 //   waited for, or accumulators read too early, give wrong results here as they can on a GPU.
+// - TMA stores (cp.async.bulk.tensor shared -> global) read their shared-memory source as late as
+//   the program allows: at the issuing thread's next cp.async.bulk.wait_group, so a staging area
+//   written again before the wait gives wrong results here as it can on a GPU; a store never
+//   waited for never lands.
 // - named barriers (bar.sync), the cluster barrier, the cluster rank and mapa (cluster-mapped
-//   arrivals). Fences, prefetches, setmaxnreg and bulk-group waits order nothing in a sequential
-//   emulator and are empty.
+//   arrivals). Fences, prefetches and setmaxnreg order nothing in a sequential emulator and are
+//   empty.
 #pragma once
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -39,10 +43,17 @@ struct Wgmma {
   int n;
   uint64_t da, db;
 };
-// Per thread: the committed groups not yet waited for, and the wgmmas issued since the last commit.
+struct TmaStore {
+  const CUtensorMap* tm;
+  uint32_t src;
+  int c0, c1;
+};
+// Per thread: the committed groups not yet waited for, the wgmmas issued since the last commit,
+// and the TMA stores issued since the last bulk wait.
 struct Pending {
   std::vector<std::vector<Wgmma>> groups;
   std::vector<Wgmma> open;
+  std::vector<TmaStore> stores;
 };
 inline std::vector<Pending> pending;
 
@@ -200,18 +211,26 @@ inline void st_shared_b32(uint32_t addr, uint32_t v) {
 }
 inline void tma_store(const CUtensorMap* tm, uint32_t src, int c0, int c1) {
   if (!tm->base) emu::fail("a TMA store through an all-zeros tensor map");
-  const uint32_t e = tm->elem_bytes;
-  for (uint32_t y = 0; y < tm->box[1]; ++y)
-    for (uint32_t x = 0; x < tm->box[0]; ++x) {
-      const long gx = (long)c0 + x, gy = (long)c1 + y;
-      if (gx < 0 || gy < 0 || gx >= (long)tm->dims[0] || gy >= (long)tm->dims[1]) continue;
-      const uint32_t at = emu_hopper::swizzled(src + (y * tm->box[0] + x) * e, tm->swizzle);
-      memcpy((char*)tm->base + gy * tm->row_bytes + gx * e, emu_hopper::smem(emu::cta, at, e), e);
-    }
+  emu_hopper::mine().stores.push_back({tm, src, c0, c1});
+}
+// The calling thread's TMA stores, done now: each reads the staging area as it is at the wait.
+inline void bulk_wait() {
+  for (const emu_hopper::TmaStore& st : emu_hopper::mine().stores) {
+    const uint32_t e = st.tm->elem_bytes;
+    for (uint32_t y = 0; y < st.tm->box[1]; ++y)
+      for (uint32_t x = 0; x < st.tm->box[0]; ++x) {
+        const long gx = (long)st.c0 + x, gy = (long)st.c1 + y;
+        if (gx < 0 || gy < 0 || gx >= (long)st.tm->dims[0] || gy >= (long)st.tm->dims[1]) continue;
+        const uint32_t at = emu_hopper::swizzled(st.src + (y * st.tm->box[0] + x) * e, st.tm->swizzle);
+        memcpy((char*)st.tm->base + gy * st.tm->row_bytes + gx * e,
+               emu_hopper::smem(emu::cta, at, e), e);
+      }
+  }
+  emu_hopper::mine().stores.clear();
 }
 inline void bulk_commit() {}
-inline void bulk_wait_read0() {}
-inline void bulk_wait0() {}
+inline void bulk_wait_read0() { bulk_wait(); }
+inline void bulk_wait0() { bulk_wait(); }
 inline void named_bar_sync(int id, int nthreads) {
   if (id < 0 || id >= 16 || nthreads % 32) emu::fail("bar.sync: id 0-15, a multiple of 32 threads");
   emu::counted_barrier(id, nthreads);

@@ -2,6 +2,8 @@
 # Twenty-third session. From the repository root (carry .deb and .whl), results under $OUT.
 # `defer` ran on an H100 (no H200 came; h100-defer/); `tests` and `f16` did not run. epi=2 lost
 # and was taken out of the template; every mode applies wgmma-epi2.patch first to put it back.
+# The patch is against the template as of commit 029fc98 (before s24's cpass field): check that
+# commit's kgen/ out first (git checkout 029fc98 -- kgen).
 #   bash benchmarks/s23-2026-12-06/device.sh defer   (about 1 minute)
 #     the wgmma epilogue deferred into the next unit's first k-block (epi=2): the default against
 #     epi=2, alternating, twice, at the bench sizes and two aligned ones (bfloat16, cuBLAS

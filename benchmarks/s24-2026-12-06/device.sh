@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # Twenty-fourth session. From the repository root (carry .deb and .whl), results under $OUT.
-#   bash benchmarks/s24-2026-12-06/device.sh stages   (about 2 minutes)
+# All four modes ran, on one H100 (no H200 came), in this order: stages and variants went to
+# h100-stages/, bench and tests to h100-bench/.
+#   bash benchmarks/s24-2026-12-06/device.sh stages   (about 1.5 minutes)
 #     a fourth stage for the wgmma default: the C tile staged half at a time (cpass=2) frees the
-#     32 KB that 4 stages of 128x256x64 need. The default (3 stages, whole staging) against
-#     stages=4 cpass=2 and against cpass=2 alone (3 stages: what the second pass costs),
-#     alternating, twice, at the bench sizes and two aligned ones (bfloat16, cuBLAS interleaved;
-#     each validated at every test size first), then the phases of stages=4 cpass=2 and of the
-#     default on the same card (s22's wgmma_phases.py).
-#   bash benchmarks/s24-2026-12-06/device.sh f16   (about 1 minute)
-#     the default against stages=4 cpass=2 in float16.
+#     32 KB that 4 stages of 128x256x64 need. The 3-stage default against stages=4 cpass=2 and
+#     against cpass=2 alone (3 stages: what the second pass costs), alternating, twice, at the
+#     bench sizes and two aligned ones (bfloat16, cuBLAS interleaved; each validated at every
+#     test size first), then the phases of stages=4 cpass=2 and of the 3-stage default on the
+#     same card (s22's wgmma_phases.py).
+#   bash benchmarks/s24-2026-12-06/device.sh variants   (about 1.5 minutes)
+#     the 4-stage kernel with clusters of 1, clusters of 2 and group 16 (bfloat16), then the
+#     3-stage default against it in float16.
+#   bash benchmarks/s24-2026-12-06/device.sh bench   (about 4 minutes)
+#     make bench's bfloat16 and float16 gemm rows.
+#   bash benchmarks/s24-2026-12-06/device.sh tests   (about 5 minutes)
+#     the whole GPU suite, 8 workers.
+# The commands ran with the 4-stage kernel as `--set "stages=4 cpass=2"` while the default was
+# still 3 stages (stages, variants); since then it is the default, so "" and "$four" name the same
+# kernel and the 3-stage one is "stages=3 cpass=1".
 # LIMIT (seconds, default 565) bounds every mode where device time is short.
 set -uo pipefail
 what=${1:-stages}
@@ -17,21 +27,39 @@ source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
   | tee "$OUT/gpu.txt"
 sizes=3072x5120x2048,4096x4096x2048,3000x5000x2000,4096x4096x4096,8192x8192x8192
+three="stages=3 cpass=1"
 four="stages=4 cpass=2"
 if [ "$what" = stages ]; then
   timeout 300 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "" --set "$four" --set "cpass=2" --set "" --set "$four" \
-    --set "cpass=2" --json "$OUT/stages-bf16.json" 2>&1 | tee "$OUT/stages-bf16.log"
-  for set in "$four" ""; do
+    --sizes "$sizes" --set "$three" --set "$four" --set "stages=3 cpass=2" --set "$three" \
+    --set "$four" --set "stages=3 cpass=2" --json "$OUT/stages-bf16.json" 2>&1 \
+    | tee "$OUT/stages-bf16.log"
+  for set in "$four" "$three"; do
     left=$((LIMIT - SECONDS))
-    tag=${set:+four}; tag=${tag:-default}
+    tag=default; [ "$set" = "$four" ] && tag=four
     [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
       --set "$set" --json "$OUT/phases-$tag.json" 2>&1 | tee "$OUT/phases-$tag.log"
   done
 fi
-if [ "$what" = f16 ]; then
-  timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float16 \
-    --arch sm_90a --budget 0.5 --sizes "$sizes" --set "" --set "$four" --set "" --set "$four" \
+if [ "$what" = variants ]; then
+  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
+    --sizes "$sizes" --set "$four" --set "$four cluster=1" --set "$four cluster=2 sk=0" \
+    --set "$four group=16" --set "$four" --set "$four cluster=1" --set "$four cluster=2 sk=0" \
+    --set "$four group=16" --json "$OUT/four-variants-bf16.json" 2>&1 \
+    | tee "$OUT/four-variants-bf16.log"
+  timeout 200 python3 -m benchmarks.gemm_configs --dtype float16 --arch sm_90a --budget 0.5 \
+    --sizes "$sizes" --set "$three" --set "$four" --set "$three" --set "$four" \
     --json "$OUT/stages-f16.json" 2>&1 | tee "$OUT/stages-f16.log"
+fi
+if [ "$what" = bench ]; then
+  for pair in bfloat16:bf16 float16:f16; do
+    dtype=${pair%%:*} short=${pair##*:}
+    timeout 300 python3 -m benchmarks.bench_table --dtypes "$dtype" --ops "" --out "$OUT/bench" \
+      2>&1 | tee "$OUT/bench-$short.log" | tail -10
+  done
+fi
+if [ "$what" = tests ]; then
+  timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -15
 fi
 exit 0

@@ -4,7 +4,9 @@ CONSUMERS consumer warpgroups with setmaxnreg, persistent over tiles in grouped 
 clusters of 2 along M multicasting B (always, or chosen per size at launch: cluster=0), optional
 stream-K for a last, partial round of tiles (each cut along K over about 4 CTAs, partial sums
 passed through a static workspace), optional ping-pong consumers (each with whole tiles, taking
-turns, so one's epilogue overlaps the other's main loop), float16/bfloat16 on sm_90a only.
+turns, so one's epilogue overlaps the other's main loop), a TMA-store epilogue that stages the C
+tile whole or half at a time (cpass=2, which leaves room for a fourth 128x256x64 stage: the
+default), float16/bfloat16 on sm_90a only.
 
 Odd shapes (K or N not a multiple of 8, where TMA cannot address the rows) stay in the same
 kernel: kgen passes zero tensor maps there (tmap optional=1) and the kernel loads through its

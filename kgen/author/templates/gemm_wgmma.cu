@@ -64,7 +64,8 @@
 //   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2 + (EPI ? BM*BN*2/CPASS : 0)
 //           + 256 (PP = 1 with EPI: a BM*BN*2/CPASS staging tile per consumer)
 //           (set the function's max dynamic smem attribute first; 197,888 B for 128x256x64 with
-//           4 stages and EPI = 0; 214,272 B for 3 stages and EPI = 1; the limit is 232,448).
+//           4 stages and EPI = 0; 214,272 B for 3 stages and EPI = 1; 230,656 B for 4 stages,
+//           EPI = 1 and CPASS = 2; the limit is 232,448).
 //   flags (computed in the kernel from K, N and the pointers): bit 0 = 1: A and B come through
 //           tmA/tmB (TMA); 0: guarded ordinary loads (any shape). bit 1 = 1: tmC is valid (used
 //           by EPI = 1); 0: direct stores.
@@ -85,6 +86,9 @@
 //   0.3-1% there) and wins where few are left: 2432x1792x4096 0.0680 against 0.0901 ms,
 //   2688x2048x8192 0.1345 against 0.1725 ms (0.78x -> 0.99x of cuBLAS)
 //   (benchmarks/h200-2026-12-04-s9/sk-final-bfloat16.log).
+//   CPASS = 2 with 4 stages (the C tile staged half at a time makes room for the fourth), on an
+//   H100: 0.98x / 1.00x / 0.95x against 3 stages' 0.95x / 1.00x / 0.89x in the same call
+//   (benchmarks/s24-2026-12-06/h100-stages/).
 //
 // SHARED MEMORY LAYOUT (offsets from a 1024-byte aligned base; each stage 1024-aligned)
 //   A stage s: BM rows x 128 bytes (64 K-elements), 128B-swizzled by TMA: the 16-byte chunk c of

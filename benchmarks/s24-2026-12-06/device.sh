@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Twenty-fourth session. From the repository root (carry .deb and .whl), results under $OUT.
-# All four modes ran, on one H100 (no H200 came), in this order: stages and variants went to
-# h100-stages/, bench and tests to h100-bench/.
+# All five modes ran, on one H100 (no H200 came), in this order: stages and variants went to
+# h100-stages/, bench and tests to h100-bench/, quarters to h100-quarters/. cpass=4 tied cpass=2
+# and was taken out again: `quarters` applies wgmma-cpass4.patch first (against commit d77c1a6's
+# kgen/ and tests/).
 #   bash benchmarks/s24-2026-12-06/device.sh stages   (about 1.5 minutes)
 #     a fourth stage for the wgmma default: the C tile staged half at a time (cpass=2) frees the
 #     32 KB that 4 stages of 128x256x64 need. The 3-stage default against stages=4 cpass=2 and
@@ -14,6 +16,10 @@
 #     3-stage default against it in float16.
 #   bash benchmarks/s24-2026-12-06/device.sh bench   (about 4 minutes)
 #     make bench's bfloat16 and float16 gemm rows.
+#   bash benchmarks/s24-2026-12-06/device.sh quarters   (about 1.5 minutes)
+#     the C tile a quarter at a time through two buffers used in turn (cpass=4: a pass waits only
+#     for the store two passes back) against the halves (cpass=2), both with 4 stages, twice,
+#     alternating (bfloat16), then cpass=4's phases.
 #   bash benchmarks/s24-2026-12-06/device.sh tests   (about 5 minutes)
 #     the whole GPU suite, 8 workers.
 # The commands ran with the 4-stage kernel as `--set "stages=4 cpass=2"` while the default was
@@ -57,6 +63,15 @@ if [ "$what" = bench ]; then
     timeout 300 python3 -m benchmarks.bench_table --dtypes "$dtype" --ops "" --out "$OUT/bench" \
       2>&1 | tee "$OUT/bench-$short.log" | tail -10
   done
+fi
+if [ "$what" = quarters ]; then
+  git apply benchmarks/s24-2026-12-06/wgmma-cpass4.patch || exit 1
+  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
+    --sizes "$sizes" --set "$four" --set "stages=4 cpass=4" --set "$four" --set "stages=4 cpass=4" \
+    --json "$OUT/quarters-bf16.json" 2>&1 | tee "$OUT/quarters-bf16.log"
+  left=$((LIMIT - SECONDS))
+  [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
+    --set "stages=4 cpass=4" --json "$OUT/phases-quarters.json" 2>&1 | tee "$OUT/phases-quarters.log"
 fi
 if [ "$what" = tests ]; then
   timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Twenty-fourth session. From the repository root (carry .deb and .whl), results under $OUT.
-# All five modes ran, on one H100 (no H200 came), in this order: stages and variants went to
-# h100-stages/, bench and tests to h100-bench/, quarters to h100-quarters/. cpass=4 tied cpass=2
-# and was taken out again: `quarters` applies wgmma-cpass4.patch first (against commit d77c1a6's
-# kgen/ and tests/).
+# All six modes ran, on H100s (no H200 came), in this order: stages and variants went to
+# h100-stages/, bench and tests to h100-bench/, quarters to h100-quarters/, warps to h100-warps/.
+# cpass=4 tied cpass=2 and wstore=1 lost; both were taken out again: `quarters` and `warps`
+# apply wgmma-cpass4.patch and wgmma-wstore.patch first (each against commit d77c1a6's kgen/
+# and tests/).
 #   bash benchmarks/s24-2026-12-06/device.sh stages   (about 1.5 minutes)
 #     a fourth stage for the wgmma default: the C tile staged half at a time (cpass=2) frees the
 #     32 KB that 4 stages of 128x256x64 need. The 3-stage default against stages=4 cpass=2 and
@@ -20,6 +21,10 @@
 #     the C tile a quarter at a time through two buffers used in turn (cpass=4: a pass waits only
 #     for the store two passes back) against the halves (cpass=2), both with 4 stages, twice,
 #     alternating (bfloat16), then cpass=4's phases.
+#   bash benchmarks/s24-2026-12-06/device.sh warps   (about 1.5 minutes)
+#     each warp TMA-stores its own 16 rows (a 64x16 box) after a warp barrier (wstore=1) against
+#     one thread storing the warpgroup's 64 rows after two warpgroup barriers, twice,
+#     alternating (bfloat16), then wstore=1's phases.
 #   bash benchmarks/s24-2026-12-06/device.sh tests   (about 5 minutes)
 #     the whole GPU suite, 8 workers.
 # The commands ran with the 4-stage kernel as `--set "stages=4 cpass=2"` while the default was
@@ -72,6 +77,15 @@ if [ "$what" = quarters ]; then
   left=$((LIMIT - SECONDS))
   [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
     --set "stages=4 cpass=4" --json "$OUT/phases-quarters.json" 2>&1 | tee "$OUT/phases-quarters.log"
+fi
+if [ "$what" = warps ]; then
+  git apply benchmarks/s24-2026-12-06/wgmma-wstore.patch || exit 1
+  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
+    --sizes "$sizes" --set "" --set "wstore=1" --set "" --set "wstore=1" \
+    --json "$OUT/warps-bf16.json" 2>&1 | tee "$OUT/warps-bf16.log"
+  left=$((LIMIT - SECONDS))
+  [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
+    --set "wstore=1" --json "$OUT/phases-warps.json" 2>&1 | tee "$OUT/phases-warps.log"
 fi
 if [ "$what" = tests ]; then
   timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

@@ -16,10 +16,11 @@
 //   The multiply-adds run as late as the program allows: a committed group when wgmma.wait_group
 //   lets fewer groups stay pending, so a stage handed back to the producer before its wgmmas were
 //   waited for, or accumulators read too early, give wrong results here as they can on a GPU.
-// - TMA stores (cp.async.bulk.tensor shared -> global) read their shared-memory source as late as
-//   the program allows: at the issuing thread's next cp.async.bulk.wait_group, so a staging area
-//   written again before the wait gives wrong results here as it can on a GPU; a store never
-//   waited for never lands.
+// - TMA stores (cp.async.bulk.tensor shared -> global) may read their shared-memory source at any
+//   time from their issue to the issuing thread's next cp.async.bulk.wait_group: the emulator
+//   reads it at both ends and fails where the two differ (a staging area written after the store
+//   was issued, before all of it was written or before the store was waited for); the global
+//   writes happen at the wait, so a store never waited for never lands.
 // - named barriers (bar.sync), the cluster barrier, the cluster rank and mapa (cluster-mapped
 //   arrivals). Fences, prefetches and setmaxnreg order nothing in a sequential emulator and are
 //   empty.
@@ -47,6 +48,7 @@ struct TmaStore {
   const CUtensorMap* tm;
   uint32_t src;
   int c0, c1;
+  std::vector<char> issued;  // the box's source bytes when the store was issued
 };
 // Per thread: the committed groups not yet waited for, the wgmmas issued since the last commit,
 // and the TMA stores issued since the last bulk wait.
@@ -209,21 +211,33 @@ inline void st_shared_b32(uint32_t addr, uint32_t v) {
   if (addr % 4) emu::fail("st.shared.b32 not 4-byte aligned");
   emu_hopper::write_smem(emu::cta, addr, &v, 4);
 }
+// The source bytes of a TMA store's box as shared memory holds them now (swizzled).
+inline std::vector<char> tma_store_source(const emu_hopper::TmaStore& st) {
+  const uint32_t e = st.tm->elem_bytes, n = st.tm->box[0] * st.tm->box[1];
+  std::vector<char> bytes(n * e);
+  for (uint32_t i = 0; i < n; ++i)
+    memcpy(bytes.data() + i * e,
+           emu_hopper::smem(emu::cta, emu_hopper::swizzled(st.src + i * e, st.tm->swizzle), e), e);
+  return bytes;
+}
 inline void tma_store(const CUtensorMap* tm, uint32_t src, int c0, int c1) {
   if (!tm->base) emu::fail("a TMA store through an all-zeros tensor map");
-  emu_hopper::mine().stores.push_back({tm, src, c0, c1});
+  emu_hopper::TmaStore st{tm, src, c0, c1, {}};
+  st.issued = tma_store_source(st);
+  emu_hopper::mine().stores.push_back(std::move(st));
 }
-// The calling thread's TMA stores, done now: each reads the staging area as it is at the wait.
+// The calling thread's TMA stores, done now (the box clipped to the tensor).
 inline void bulk_wait() {
   for (const emu_hopper::TmaStore& st : emu_hopper::mine().stores) {
+    if (tma_store_source(st) != st.issued)
+      emu::fail("a TMA store's shared-memory source was written between its issue and its wait");
     const uint32_t e = st.tm->elem_bytes;
     for (uint32_t y = 0; y < st.tm->box[1]; ++y)
       for (uint32_t x = 0; x < st.tm->box[0]; ++x) {
         const long gx = (long)st.c0 + x, gy = (long)st.c1 + y;
         if (gx < 0 || gy < 0 || gx >= (long)st.tm->dims[0] || gy >= (long)st.tm->dims[1]) continue;
-        const uint32_t at = emu_hopper::swizzled(st.src + (y * st.tm->box[0] + x) * e, st.tm->swizzle);
         memcpy((char*)st.tm->base + gy * st.tm->row_bytes + gx * e,
-               emu_hopper::smem(emu::cta, at, e), e);
+               st.issued.data() + (y * st.tm->box[0] + x) * e, e);
       }
   }
   emu_hopper::mine().stores.clear();

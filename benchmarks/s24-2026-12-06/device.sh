@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Twenty-fourth session. From the repository root (carry .deb and .whl), results under $OUT.
-# All six modes ran, on H100s (no H200 came), in this order: stages and variants went to
-# h100-stages/, bench and tests to h100-bench/, quarters to h100-quarters/, warps to h100-warps/.
-# cpass=4 tied cpass=2 and wstore=1 lost; both were taken out again: `quarters` and `warps`
-# apply wgmma-cpass4.patch and wgmma-wstore.patch first (each against commit d77c1a6's kgen/
-# and tests/).
+# All eight modes ran, in this order: on H100s stages and variants (h100-stages/), bench and
+# tests (h100-bench/), quarters (h100-quarters/), warps (h100-warps/); then an H200 came for l2pf
+# and h200 (h200-l2pf/). cpass=4 tied cpass=2, wstore=1 and l2pf lost; all three were taken out
+# again: `quarters`, `warps` and `l2pf` apply wgmma-cpass4.patch, wgmma-wstore.patch and
+# wgmma-l2pf.patch first (the first two against commit d77c1a6's kgen/ and tests/, the third
+# against 524fa04's). l2pf's first call, with 48 producer registers, hung (l2pf-bf16-regs48-hang.log)
+# and its phases run took the rest of the call; the phases were not run again.
 #   bash benchmarks/s24-2026-12-06/device.sh stages   (about 1.5 minutes)
 #     a fourth stage for the wgmma default: the C tile staged half at a time (cpass=2) frees the
 #     32 KB that 4 stages of 128x256x64 need. The 3-stage default against stages=4 cpass=2 and
@@ -25,6 +27,13 @@
 #     each warp TMA-stores its own 16 rows (a 64x16 box) after a warp barrier (wstore=1) against
 #     one thread storing the warpgroup's 64 rows after two warpgroup barriers, twice,
 #     alternating (bfloat16), then wstore=1's phases.
+#   bash benchmarks/s24-2026-12-06/device.sh l2pf   (about 2 minutes)
+#     the next unit's first 2 or 4 k-blocks prefetched into L2 (cp.async.bulk.prefetch.tensor)
+#     8 k-blocks before the producer ends the current unit (l2pf=2, 4) against none, twice,
+#     alternating (bfloat16).
+#   bash benchmarks/s24-2026-12-06/device.sh h200   (about 40 s)
+#     the 3-stage kernel against the 4-stage default, twice, alternating (bfloat16): the H100's
+#     comparison on the H200.
 #   bash benchmarks/s24-2026-12-06/device.sh tests   (about 5 minutes)
 #     the whole GPU suite, 8 workers.
 # The commands ran with the 4-stage kernel as `--set "stages=4 cpass=2"` while the default was
@@ -86,6 +95,17 @@ if [ "$what" = warps ]; then
   left=$((LIMIT - SECONDS))
   [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
     --set "wstore=1" --json "$OUT/phases-warps.json" 2>&1 | tee "$OUT/phases-warps.log"
+fi
+if [ "$what" = l2pf ]; then
+  git apply benchmarks/s24-2026-12-06/wgmma-l2pf.patch || exit 1
+  timeout 250 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
+    --sizes "$sizes" --set "" --set "l2pf=2" --set "l2pf=4" --set "" --set "l2pf=2" \
+    --set "l2pf=4" --json "$OUT/l2pf-bf16.json" 2>&1 | tee "$OUT/l2pf-bf16.log"
+fi
+if [ "$what" = h200 ]; then
+  timeout 120 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
+    --sizes 3072x5120x2048,3000x5000x2000,4096x4096x4096,8192x8192x8192 --set "$three" --set "" \
+    --set "$three" --set "" --json "$OUT/h200-stages-bf16.json" 2>&1 | tee "$OUT/h200-stages-bf16.log"
 fi
 if [ "$what" = tests ]; then
   timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

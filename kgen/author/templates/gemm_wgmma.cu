@@ -898,7 +898,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
       }
 #endif
       if (tma_epi)
-        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2 / CPASS), &tmC, m0 + row_off, n0, M, N, lt, 1 + wg);
+        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2 / CPASS), &tmC, m0 + row_off, n0, M, N, lt,
+                       1 + wg);
       else
         store_tile(acc, C, m0 + row_off, n0, M, N, lt);
       DIAG_STAMP(diag_unit, 4);

@@ -49,27 +49,32 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,no
 sizes=3072x5120x2048,4096x4096x2048,3000x5000x2000,4096x4096x4096,8192x8192x8192
 three="stages=3 cpass=1"
 four="stages=4 cpass=2"
+# configs NAME DTYPE SECONDS SIZES SET...: benchmarks.gemm_configs with each SET as a --set, in
+# the order given, into $OUT/NAME.json and NAME.log.
+configs() {
+  local name=$1 dtype=$2 secs=$3 at=$4 sets=() set
+  shift 4
+  for set in "$@"; do sets+=(--set "$set"); done
+  timeout "$secs" python3 -m benchmarks.gemm_configs --dtype "$dtype" --arch sm_90a \
+    --budget 0.5 --sizes "$at" "${sets[@]}" --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.log"
+}
+# phases TAG SET: s22's wgmma_phases.py with --set SET, in the time LIMIT leaves.
+phases() {
+  local left=$((LIMIT - SECONDS))
+  [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
+    --set "$2" --json "$OUT/phases-$1.json" 2>&1 | tee "$OUT/phases-$1.log"
+}
 if [ "$what" = stages ]; then
-  timeout 300 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "$three" --set "$four" --set "stages=3 cpass=2" --set "$three" \
-    --set "$four" --set "stages=3 cpass=2" --json "$OUT/stages-bf16.json" 2>&1 \
-    | tee "$OUT/stages-bf16.log"
-  for set in "$four" "$three"; do
-    left=$((LIMIT - SECONDS))
-    tag=default; [ "$set" = "$four" ] && tag=four
-    [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
-      --set "$set" --json "$OUT/phases-$tag.json" 2>&1 | tee "$OUT/phases-$tag.log"
-  done
+  configs stages-bf16 bfloat16 300 "$sizes" "$three" "$four" "stages=3 cpass=2" "$three" "$four" \
+    "stages=3 cpass=2"
+  phases four "$four"
+  phases default "$three"
 fi
 if [ "$what" = variants ]; then
-  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "$four" --set "$four cluster=1" --set "$four cluster=2 sk=0" \
-    --set "$four group=16" --set "$four" --set "$four cluster=1" --set "$four cluster=2 sk=0" \
-    --set "$four group=16" --json "$OUT/four-variants-bf16.json" 2>&1 \
-    | tee "$OUT/four-variants-bf16.log"
-  timeout 200 python3 -m benchmarks.gemm_configs --dtype float16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "$three" --set "$four" --set "$three" --set "$four" \
-    --json "$OUT/stages-f16.json" 2>&1 | tee "$OUT/stages-f16.log"
+  configs four-variants-bf16 bfloat16 200 "$sizes" "$four" "$four cluster=1" \
+    "$four cluster=2 sk=0" "$four group=16" "$four" "$four cluster=1" "$four cluster=2 sk=0" \
+    "$four group=16"
+  configs stages-f16 float16 200 "$sizes" "$three" "$four" "$three" "$four"
 fi
 if [ "$what" = bench ]; then
   for pair in bfloat16:bf16 float16:f16; do
@@ -80,32 +85,21 @@ if [ "$what" = bench ]; then
 fi
 if [ "$what" = quarters ]; then
   git apply benchmarks/s24-2026-12-06/wgmma-cpass4.patch || exit 1
-  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "$four" --set "stages=4 cpass=4" --set "$four" --set "stages=4 cpass=4" \
-    --json "$OUT/quarters-bf16.json" 2>&1 | tee "$OUT/quarters-bf16.log"
-  left=$((LIMIT - SECONDS))
-  [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
-    --set "stages=4 cpass=4" --json "$OUT/phases-quarters.json" 2>&1 | tee "$OUT/phases-quarters.log"
+  configs quarters-bf16 bfloat16 200 "$sizes" "$four" "stages=4 cpass=4" "$four" "stages=4 cpass=4"
+  phases quarters "stages=4 cpass=4"
 fi
 if [ "$what" = warps ]; then
   git apply benchmarks/s24-2026-12-06/wgmma-wstore.patch || exit 1
-  timeout 200 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "" --set "wstore=1" --set "" --set "wstore=1" \
-    --json "$OUT/warps-bf16.json" 2>&1 | tee "$OUT/warps-bf16.log"
-  left=$((LIMIT - SECONDS))
-  [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
-    --set "wstore=1" --json "$OUT/phases-warps.json" 2>&1 | tee "$OUT/phases-warps.log"
+  configs warps-bf16 bfloat16 200 "$sizes" "" "wstore=1" "" "wstore=1"
+  phases warps "wstore=1"
 fi
 if [ "$what" = l2pf ]; then
   git apply benchmarks/s24-2026-12-06/wgmma-l2pf.patch || exit 1
-  timeout 250 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes "$sizes" --set "" --set "l2pf=2" --set "l2pf=4" --set "" --set "l2pf=2" \
-    --set "l2pf=4" --json "$OUT/l2pf-bf16.json" 2>&1 | tee "$OUT/l2pf-bf16.log"
+  configs l2pf-bf16 bfloat16 250 "$sizes" "" "l2pf=2" "l2pf=4" "" "l2pf=2" "l2pf=4"
 fi
 if [ "$what" = h200 ]; then
-  timeout 120 python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a --budget 0.5 \
-    --sizes 3072x5120x2048,3000x5000x2000,4096x4096x4096,8192x8192x8192 --set "$three" --set "" \
-    --set "$three" --set "" --json "$OUT/h200-stages-bf16.json" 2>&1 | tee "$OUT/h200-stages-bf16.log"
+  configs h200-stages-bf16 bfloat16 120 3072x5120x2048,3000x5000x2000,4096x4096x4096,8192x8192x8192 \
+    "$three" "" "$three" ""
 fi
 if [ "$what" = tests ]; then
   timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \

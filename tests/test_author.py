@@ -5,6 +5,7 @@ timings as it says it does."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from helpers import gpu_workers
@@ -140,6 +141,22 @@ def test_proposed_configurations_compile_with_a_valid_contract(name, dtype):
         if index == 0:  # the default must not spill, and builds clean (no warnings to report)
             assert usage.spill_stores == 0, f"default {p.choices} spills on {name}"
             assert not result.diagnostics, f"default {p.choices} on {name}:\n{result.summary}"
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_wgmma_setmaxnreg_fits_the_registers_the_kernel_is_launched_with(dtype):
+    """setmaxnreg moves registers within the CTA's allocation at launch (ptxas's count times the
+    threads) and a request beyond it waits forever: a producer of 48 registers with two consumers
+    of 232 hung on an H200. The consumers' 232 must come from what the producer gives back."""
+    target = parse_arch("sm_90a")
+    for p in (default(target, dtype), WgmmaParams(stages=3, epi=1, sk=1, cluster=2)):
+        source = render(p, dtype)
+        (usage,) = compile_source(source, target).resources.values()
+        regs = {name: int(re.search(rf"{name} = (\d+)", source)[1])
+                for name in ("REG_PRODUCER", "REG_CONSUMER")}
+        budget = 128 * regs["REG_PRODUCER"] + 128 * p.consumers * regs["REG_CONSUMER"]
+        assert budget <= usage.registers * p.threads, (p.choices, usage.registers, regs)
 
 
 @pytest.mark.slow

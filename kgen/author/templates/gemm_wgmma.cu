@@ -153,9 +153,11 @@ static_assert(WS == 1 || CLUSTER_M == 1, "clusters need the warp-specialized ker
 static_assert(CLUSTER_AT_LAUNCH == 0 || (CLUSTER_AT_LAUNCH == 1 && CLUSTER_M == 2),
               "CLUSTER_AT_LAUNCH: 0, or 1 with CLUSTER_M = 2 (launched with clusters of 2 or none)");
 static_assert(CLUSTER_M == 1 || NCHUNK % CLUSTER_M == 0, "B chunks split evenly over the cluster");
-// setmaxnreg moves registers within the CTA's allocation at launch, which __launch_bounds__
-// (THREADS, 1) caps at the register file's share per thread rounded down to 8 (168 for 384
-// threads): a request beyond it waits forever (REG_PRODUCER = 48 with 2 x 232 hung on an H200).
+// setmaxnreg moves registers within the CTA's allocation at launch (ptxas's count times THREADS),
+// and a request beyond it waits forever (REG_PRODUCER = 48 with 2 x 232 hung on an H200). The
+// count is at most what __launch_bounds__(THREADS, 1) allows, the register file's share per
+// thread rounded down to 8 (168 for 384 threads), which is checked here; that ptxas uses all of
+// it is checked in tests/test_author.py.
 static_assert(WS == 0 || CONSUMERS < 2 ||
                   128 * REG_PRODUCER + 128 * CONSUMERS * REG_CONSUMER <=
                       THREADS * (65536 / THREADS / 8 * 8),

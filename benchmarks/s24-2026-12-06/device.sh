@@ -58,9 +58,12 @@ configs() {
   timeout "$secs" python3 -m benchmarks.gemm_configs --dtype "$dtype" --arch sm_90a \
     --budget 0.5 --sizes "$at" "${sets[@]}" --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.log"
 }
-# phases TAG SET: s22's wgmma_phases.py with --set SET, in the time LIMIT leaves.
+# phases TAG SET: s22's wgmma_phases.py with --set SET, for at most 90 s (it takes about 20):
+# it launches in its own process with no watchdog, so a kernel that hangs (l2pf's first run)
+# would otherwise hold the GPU for the rest of the call.
 phases() {
   local left=$((LIMIT - SECONDS))
+  [ "$left" -gt 90 ] && left=90
   [ "$left" -gt 30 ] && timeout "$left" python3 benchmarks/s22-2026-12-06/wgmma_phases.py \
     --set "$2" --json "$OUT/phases-$1.json" 2>&1 | tee "$OUT/phases-$1.log"
 }

@@ -67,7 +67,8 @@ def test_float16_and_misaligned_operands(tmp_path):
     WgmmaParams(stages=3, epi=1, sk=1),                 # never a cluster
     WgmmaParams(bn=128, stages=5, epi=1, sk=1),         # m64n128 wgmmas
     WgmmaParams(bm=64, consumers=1, stages=4, epi=1, sk=1),  # one consumer warpgroup
-], ids=["register-epilogue", "cluster-2", "no-cluster", "bn-128", "one-consumer"])
+    WgmmaParams(bn=192, stages=4, epi=1, sk=1, cpass=2),  # C in two passes of 128 and 64 columns
+], ids=["register-epilogue", "cluster-2", "no-cluster", "bn-128", "one-consumer", "bn-192-cpass-2"])
 @pytest.mark.parametrize("m, n, k", SIZES[1:])
 def test_other_configurations_compute_gemm(tmp_path, params, m, n, k):
     assert not problems(params, SM90A, "bfloat16")

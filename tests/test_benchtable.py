@@ -171,7 +171,8 @@ def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
         configure("sm_999", "float32", "")
     with pytest.raises(SystemExit, match="stream-K pieces are per CTA"):
         configure("sm_90a", "bfloat16", "sk=1 cluster=2")
-    assert configure("sm_90a", "bfloat16", "sk=1").choices.endswith(" sk=1")
+    stream_k = configure("sm_90a", "bfloat16", "sk=1")
+    assert stream_k.sk == 1 and " sk=1 " in f"{stream_k.choices} "
 
 
 def test_gemm_configs_sizes_replace_the_bench_sizes_and_name_a_bad_one():

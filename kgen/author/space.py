@@ -230,9 +230,9 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
         out.append("stream-K pieces are per CTA: clusters of 1 only")
     if p.cpass not in (1, 2):
         out.append(f"cpass={p.cpass}: the C tile is staged whole (1) or in two halves (2)")
-    elif p.cpass == 2 and (not p.epi or (p.bn // 64) % 2):
+    elif p.cpass == 2 and (not p.epi or p.bn < 128):
         out.append("cpass=2 stages half of a TMA-store epilogue's tile (epi=1) at a time: "
-                   "it needs epi=1 and an even number of 64-column chunks")
+                   "it needs epi=1 and at least two 64-column chunks (bn >= 128)")
     return out
 
 

@@ -36,8 +36,9 @@ class WgmmaParams:
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
     sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (launches with no cluster)
     pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
-    # epi=1: the C tile staged in shared memory whole (1) or half at a time, in two passes (2):
-    # half the staging area leaves room for a fourth stage of a 128x256 tile
+    # epi=1: the C tile staged in shared memory whole (1) or half at a time, in two passes (2;
+    # the first pass the larger where bn is 192): half the staging area leaves room for a fourth
+    # stage of a 128x256 tile
     cpass: int = 1
 
     template = "wgmma"
@@ -50,8 +51,8 @@ class WgmmaParams:
     @property
     def smem_bytes(self) -> int:
         """Dynamic shared memory as the template lays it out (1024 B alignment slack, barriers)."""
-        epi = self.bm * self.bn * 2 * (self.consumers if self.pp else 1) // self.cpass \
-            if self.epi else 0
+        pass_chunks = -(-self.bn // 64 // self.cpass)  # 64-column blocks a pass stages
+        epi = self.bm * 128 * pass_chunks * (self.consumers if self.pp else 1) if self.epi else 0
         return 1024 + self.stages * (self.bm * BK + BK * self.bn) * 2 + epi + 256
 
     @property

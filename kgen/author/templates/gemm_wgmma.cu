@@ -61,8 +61,9 @@
 //           with CLUSTER_AT_LAUNCH = 1 it is not: the launch gives clusters of CLUSTER_M (with
 //           the extended launch API) or none, and the kernel reads which from %cluster_nctarank
 //           (stream-K then cuts only in launches without a cluster).
-//   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2 + (EPI ? BM*BN*2/CPASS : 0)
-//           + 256 (PP = 1 with EPI: a BM*BN*2/CPASS staging tile per consumer)
+//   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2
+//           + (EPI ? BM*128*ceil(BN/64/CPASS) : 0) + 256 (PP = 1 with EPI: as much staging
+//           per consumer)
 //           (set the function's max dynamic smem attribute first; 197,888 B for 128x256x64 with
 //           4 stages and EPI = 0; 214,272 B for 3 stages and EPI = 1; 230,656 B for 4 stages,
 //           EPI = 1 and CPASS = 2; the limit is 232,448).
@@ -100,8 +101,8 @@
 //     Swizzle<3,4,3> o ((8 elems,8,m),(8,k)) : ((1, 8 elems, LBO), (64 elems, SBO)) gives:
 //     LBO = byte distance between 64-column chunks = BK*128 = 8192, SBO = byte distance between
 //     8-row groups along K = 1024; the k16 step kk adds kk*16 rows*128 B = kk*2048 bytes.
-//   EPI = 1: C staging tile, BM*BN*2/CPASS bytes (per MMA warpgroup MSUB x BN/64/CPASS blocks
-//     of 64x64).
+//   EPI = 1: C staging tile, BM*128*ceil(BN/64/CPASS) bytes (per MMA warpgroup MSUB x
+//     ceil(BN/64/CPASS) blocks of 64x64).
 //   then full[STAGES], empty[STAGES] mbarriers (8 bytes each), and (PP = 1) order[2].
 //
 // ---- kgen:params begin (replaced by the builtin author; defaults let the file compile alone) ----
@@ -137,9 +138,11 @@ constexpr int ACC_N = BN / 2;                // f32 accumulator registers per m6
 constexpr int A_STAGE_BYTES = BM * BK * 2;
 constexpr int B_CHUNK_BYTES = BK * 128;
 constexpr int B_STAGE_BYTES = NCHUNK * B_CHUNK_BYTES;
-// EPI = 1: staging for the TMA store, WG_M x BN per consumer (PP: a whole tile each), or half
-// of that with CPASS = 2, which leaves room for a fourth stage of a 128x256 tile
-constexpr int C_TILE_BYTES = EPI ? (WS ? CONSUMERS : 1) * WG_M * BN * 2 / CPASS : 0;
+// EPI = 1: staging for the TMA store, WG_M x BN per consumer (PP: a whole tile each), or with
+// CPASS = 2 the first pass's columns (half of them, rounded up to 64), which leaves room for a
+// fourth stage of a 128x256 tile
+constexpr int C_PASS_CHUNKS = (NCHUNK + CPASS - 1) / CPASS;  // 64-column blocks a pass stages
+constexpr int C_TILE_BYTES = EPI ? (WS ? CONSUMERS : 1) * WG_M * 128 * C_PASS_CHUNKS : 0;
 constexpr int SMEM_BYTES = 1024 + STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + C_TILE_BYTES + 256;
 
 static_assert(sizeof(T) == 2, "16-bit types only");
@@ -166,8 +169,8 @@ static_assert(REG_PRODUCER % 8 == 0 && REG_CONSUMER % 8 == 0 && REG_PRODUCER >= 
                   REG_CONSUMER <= 256, "setmaxnreg values: multiples of 8 in [24, 256]");
 static_assert(SMEM_BYTES <= 232448, "dynamic shared memory above the 227 KB per-block limit");
 static_assert(EPI == 0 || EPI == 1, "EPI: 0 or 1");
-static_assert(CPASS == 1 || (CPASS == 2 && EPI == 1 && NCHUNK % 2 == 0),
-              "CPASS: 1, or 2 with EPI = 1 and an even number of 64-column chunks");
+static_assert(CPASS == 1 || (CPASS == 2 && EPI == 1 && NCHUNK >= 2),
+              "CPASS: 1, or 2 with EPI = 1 and at least two 64-column chunks");
 static_assert(SK == 0 || SK == 1, "SK: 0 or 1");
 static_assert(PP == 0 || (PP == 1 && WS == 1 && CONSUMERS == 2), "PP: two consumers of WS = 1");
 
@@ -650,13 +653,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[MSUB][ACC_N], T* _
 // chunk c ^ (r % 8), which also keeps the 4-byte stores of a warp on distinct banks), then one
 // thread TMA-stores the blocks that touch C (TMA clips rows >= M and columns >= N). The store runs
 // asynchronously; the next pass waits until it has read the staging area. With CPASS = 2 the area
-// holds half the columns (MSUB x NCHUNK/2 blocks) and the tile goes out in two passes, the second
-// waiting for the first's store to have read the area. bar_id: a named barrier for this
-// warpgroup's 128 threads.
+// holds half the columns, rounded up to a block (MSUB x C_PASS_CHUNKS blocks), and the tile goes
+// out in two passes, the second waiting for the first's store to have read the area. bar_id: a
+// named barrier for this warpgroup's 128 threads.
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], uint32_t sc,
                                                const CUtensorMap* tmC, int row0, int n0, int M,
                                                int N, int lt, int bar_id) {
-  constexpr int PASS_CHUNKS = NCHUNK / CPASS;  // 64-column blocks per pass
+  constexpr int PASS_CHUNKS = C_PASS_CHUNKS;  // 64-column blocks per pass (the last: the rest)
   const int w = lt >> 5, l = lt & 31;
 #pragma unroll
   for (int pass = 0; pass < CPASS; ++pass) {
@@ -671,6 +674,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], 
 #pragma unroll
         for (int jj = 0; jj < PASS_CHUNKS * 8; ++jj) {
           const int j = pass * PASS_CHUNKS * 8 + jj;  // 8-column group of the accumulators
+          if (j >= BN / 8) break;  // an uneven last pass (BN = 192)
           const T2 v = PACK2(acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
           st_shared_b32(row_addr + (jj >> 3) * 8192 + (((jj & 7) ^ (r & 7)) << 4),
                         *reinterpret_cast<const uint32_t*>(&v));
@@ -684,7 +688,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[MSUB][ACC_N], 
 #pragma unroll
         for (int c = 0; c < PASS_CHUNKS; ++c) {
           const int col = n0 + 64 * (pass * PASS_CHUNKS + c);
-          if (row0 + 64 * i < M && col < N)
+          if (pass * PASS_CHUNKS + c < NCHUNK && row0 + 64 * i < M && col < N)
             tma_store(tmC, sc + (i * PASS_CHUNKS + c) * 8192, col, row0 + 64 * i);
         }
       bulk_commit();
@@ -900,8 +904,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
       }
 #endif
       if (tma_epi)
-        store_tile_tma(acc, sC0 + wg * (WG_M * BN * 2 / CPASS), &tmC, m0 + row_off, n0, M, N, lt,
-                       1 + wg);
+        store_tile_tma(acc, sC0 + wg * (WG_M * 128 * C_PASS_CHUNKS), &tmC, m0 + row_off, n0, M, N,
+                       lt, 1 + wg);
       else
         store_tile(acc, C, m0 + row_off, n0, M, N, lt);
       DIAG_STAMP(diag_unit, 4);

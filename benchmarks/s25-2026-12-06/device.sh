@@ -3,7 +3,7 @@
 # Ran, in this order: first (an H100: the stagger part, h100-stagger/), lag (an H100, h100-lag/),
 # h200bench (an H100 came: nothing ran), epi (an H100, h100-epi/), reuse (an H200: the A/B, the
 # phases and the bench, h200-reuse/), then s24's `tests` mode on the same H200 (h200-tests/),
-# then copyout (an H100, h100-copyout/). stagger=N, reuse=1 and epi=2 lost and were taken out
+# then copyout (an H100, h100-copyout/), then spread (an H100, h100-spread/, LIMIT=420). stagger=N, reuse=1 and epi=2 lost and were taken out
 # again: `stagger`, `first`, `lag`, `reuse` and `copyout` apply wgmma-stagger.patch,
 # wgmma-reuse.patch or wgmma-copyout.patch first (all against commit df72665's kgen/ and tests/),
 # `epi` wgmma-epi-stamps.patch (likewise).
@@ -37,6 +37,9 @@
 #     staging area is free as soon as they have read it, where a TMA store holds it until its
 #     writes have gone) against the default, half tiles with 4 stages and whole tiles with 3,
 #     twice, alternating (bfloat16), then epi=2's phases.
+#   bash benchmarks/s25-2026-12-06/device.sh spread   (about 5 minutes)
+#     benchmarks.search_spread for bfloat16 on sm_90a, three runs of 6 rounds (patience 3): does
+#     the search keep the 4-stage default run after run?
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-first}
@@ -97,6 +100,12 @@ if [ "$what" = copyout ]; then
   timeout 90 python3 benchmarks/s22-2026-12-06/wgmma_phases.py --set "epi=2" \
     --sizes 3000x5000x2000,3072x5120x2048,4096x4096x4096 --json "$OUT/phases-copyout.json" \
     2>&1 | tee "$OUT/phases-copyout.log"
+fi
+if [ "$what" = spread ]; then
+  timeout $((LIMIT - SECONDS)) python3 -m benchmarks.search_spread --targets bfloat16:sm_90a \
+    --repeats 3 --rounds 6 --out "$OUT/spread" --json "$OUT/spread-bf16.json" 2>&1 \
+    | tee "$OUT/spread-bf16.log" | tail -12
+  rm -rf "$OUT/spread"  # the runs' directories: the JSON and log hold what is read
 fi
 if [ "$what" = epi ]; then
   git apply benchmarks/s25-2026-12-06/wgmma-epi-stamps.patch || exit 1

@@ -10,8 +10,10 @@ fetch() {
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 -d .whl "$1"
 }
-openai_version=$(python3 -c "import importlib.metadata as m; print(m.version('openai'))")
-for pkg in "openai==$openai_version" distro jiter pydantic sniffio annotated-types \
+# The openai this machine has (the version the tests ran), else the registry's newest.
+openai_version=$(python3 -c "import importlib.metadata as m; print(m.version('openai'))" \
+  2>/dev/null || true)
+for pkg in "openai${openai_version:+==$openai_version}" distro jiter pydantic sniffio annotated-types \
     typing-inspection httpx2 httpcore2 anyio typing-extensions truststore idna h11; do
   fetch "$pkg"
 done

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import cupy as cp
@@ -57,29 +58,29 @@ def lag_stats(stamps: np.ndarray) -> dict[str, float]:
             "epi_overlap": overlap / epi if epi else float("nan")}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sizes", default="3000x5000x2000,4096x4096x4096")
-    ap.add_argument("--set", default="")
-    args = ap.parse_args()
+def stamp_runs(fields: str, sizes: str, diag: tuple[int, ...], marker: str = ""
+               ) -> Iterator[tuple[str, np.ndarray]]:
+    """Build the bfloat16 default with `fields` changed and -DKGEN_DIAG_TIMES=1 (its source must
+    hold `marker`), print its choices, and for each size validate it against torch, warm it up,
+    and yield the stamps of one more launch, shaped `diag`."""
     spec = load_op("gemm")
-    params = configure("sm_90a", "bfloat16", args.set)
+    params = configure("sm_90a", "bfloat16", fields)
     assert isinstance(params, wgmma.WgmmaParams)
     source = wgmma.render(params, "bfloat16")
+    assert marker in source, f"{marker} is not in the template: apply its patch first"
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     mod = phases_mod.build(source, True, Path(tempfile.mkdtemp()))
     runner = Runner({launch.kernel: mod.get_function(launch.kernel)
                      for launch in contract.launches}, contract, device_limits())
     print(f"wgmma bfloat16 {params.choices}")
-    for text in args.sizes.split(","):
+    for text in sizes.split(","):
         m, n, k = (int(v) for v in text.split("x"))
-        sizes = {"M": m, "N": n, "K": k}
-        buffers = allocate(spec, sizes, "bfloat16")
+        buffers = allocate(spec, {"M": m, "N": n, "K": k}, "bfloat16")
         buffers["A"].data.copy_(torch.randn(m, k, device="cuda").to(torch.bfloat16))
         buffers["B"].data.copy_(torch.randn(k, n, device="cuda").to(torch.bfloat16))
         want = buffers["A"].data.float() @ buffers["B"].data.float()
-        calls = runner.prepare(buffers, sizes)
+        calls = runner.prepare(buffers, {"M": m, "N": n, "K": k})
         buffers["C"].data.fill_(float("nan"))
         runner.launch(calls)
         torch.cuda.synchronize()
@@ -87,11 +88,20 @@ def main() -> None:
         assert err < 2e-2, f"{text}: relative error {err}"
         for _ in range(3):
             runner.launch(calls)
-        stamps = cp.ndarray(phases_mod.DIAG, dtype=cp.int64, memptr=mod.get_global("kgen_diag_t"))
+        stamps = cp.ndarray(diag, dtype=cp.int64, memptr=mod.get_global("kgen_diag_t"))
         stamps.fill(0)
         runner.launch(calls)
         torch.cuda.synchronize()
-        s = lag_stats(cp.asnumpy(stamps))
+        yield text, cp.asnumpy(stamps)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="3000x5000x2000,4096x4096x4096")
+    ap.add_argument("--set", default="")
+    args = ap.parse_args()
+    for text, stamps in stamp_runs(args.set, args.sizes, phases_mod.DIAG):
+        s = lag_stats(stamps)
         print(f"{text:>16}  lag of consumer 1 (cycles): first unit {s['first_p50']:7.0f}, later "
               f"units p10 {s['later_p10']:7.0f} p50 {s['later_p50']:7.0f} p90 "
               f"{s['later_p90']:7.0f}; consumer 0's epilogue overlapped by consumer 1's main "

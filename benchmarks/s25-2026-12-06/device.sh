@@ -3,7 +3,8 @@
 # Ran, in this order: first (an H100: the stagger part, h100-stagger/), lag (an H100, h100-lag/),
 # h200bench (an H100 came: nothing ran), epi (an H100, h100-epi/), reuse (an H200: the A/B, the
 # phases and the bench, h200-reuse/), then s24's `tests` mode on the same H200 (h200-tests/),
-# then copyout (an H100, h100-copyout/), then spread (an H100, h100-spread/, LIMIT=420). stagger=N, reuse=1 and epi=2 lost and were taken out
+# then copyout (an H100, h100-copyout/), then spread (an H100, h100-spread/, LIMIT=420), then epi
+# again (an H100, LIMIT=100: h100-epi/epi-split-rerun.log, the scripts' shared launch code). stagger=N, reuse=1 and epi=2 lost and were taken out
 # again: `stagger`, `first`, `lag`, `reuse` and `copyout` apply wgmma-stagger.patch,
 # wgmma-reuse.patch or wgmma-copyout.patch first (all against commit df72665's kgen/ and tests/),
 # `epi` wgmma-epi-stamps.patch (likewise).

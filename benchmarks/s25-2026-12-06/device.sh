@@ -4,7 +4,9 @@
 # h200bench (an H100 came: nothing ran), epi (an H100, h100-epi/), reuse (an H200: the A/B, the
 # phases and the bench, h200-reuse/), then s24's `tests` mode on the same H200 (h200-tests/),
 # then copyout (an H100, h100-copyout/), then spread (an H100, h100-spread/, LIMIT=420), then epi
-# again (an H100, LIMIT=100: h100-epi/epi-split-rerun.log, the scripts' shared launch code). stagger=N, reuse=1 and epi=2 lost and were taken out
+# again (an H100, LIMIT=100: h100-epi/epi-split-rerun.log, the scripts' shared launch code).
+# Last, lanes (an H100, ARCH=sm_90, h100-lanes/): lost; it applies simt-lanes.patch (against
+# df72665's kgen/) first. stagger=N, reuse=1 and epi=2 lost and were taken out
 # again: `stagger`, `first`, `lag`, `reuse` and `copyout` apply wgmma-stagger.patch,
 # wgmma-reuse.patch or wgmma-copyout.patch first (all against commit df72665's kgen/ and tests/),
 # `epi` wgmma-epi-stamps.patch (likewise).
@@ -41,6 +43,10 @@
 #   bash benchmarks/s25-2026-12-06/device.sh spread   (about 5 minutes)
 #     benchmarks.search_spread for bfloat16 on sm_90a, three runs of 6 rounds (patience 3): does
 #     the search keep the 4-stage default run after run?
+#   ARCH=sm_90 bash benchmarks/s25-2026-12-06/device.sh lanes   (about 30 s)
+#     the float32 SIMT default with each warp's threads on 8 x 4 thread tiles (lanes=1: its
+#     float4 reads of a k-row of B are one 128-byte wavefront, not two) against 16 x 2, twice,
+#     alternating.
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-first}
@@ -55,7 +61,7 @@ configs() {
   local name=$1 dtype=$2 secs=$3 at=$4 sets=() set
   shift 4
   for set in "$@"; do sets+=(--set "$set"); done
-  timeout "$secs" python3 -m benchmarks.gemm_configs --dtype "$dtype" --arch sm_90a \
+  timeout "$secs" python3 -m benchmarks.gemm_configs --dtype "$dtype" --arch "${ARCH:-sm_90a}" \
     --budget 0.5 --sizes "$at" "${sets[@]}" --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.log"
 }
 # bench DTYPE SHORT: make bench's rows for one dtype, within what is left of LIMIT.
@@ -73,6 +79,9 @@ if [ "$what" = reuse ]; then
 fi
 if [ "$what" = copyout ]; then
   git apply benchmarks/s25-2026-12-06/wgmma-copyout.patch || exit 1
+fi
+if [ "$what" = lanes ]; then
+  git apply benchmarks/s25-2026-12-06/simt-lanes.patch || exit 1
 fi
 if [ "$what" = stagger ] || [ "$what" = first ]; then
   e0="epi=0 cpass=1"
@@ -107,6 +116,10 @@ if [ "$what" = spread ]; then
     --repeats 3 --rounds 6 --out "$OUT/spread" --json "$OUT/spread-bf16.json" 2>&1 \
     | tee "$OUT/spread-bf16.log" | tail -12
   rm -rf "$OUT/spread"  # the runs' directories: the JSON and log hold what is read
+fi
+if [ "$what" = lanes ]; then
+  configs lanes-f32 float32 170 4096x4096x4096,8192x8192x8192,3000x5000x2000 "" "lanes=1" "" \
+    "lanes=1"
 fi
 if [ "$what" = epi ]; then
   git apply benchmarks/s25-2026-12-06/wgmma-epi-stamps.patch || exit 1

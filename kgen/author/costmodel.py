@@ -77,14 +77,10 @@ def _wgmma_feed(p: WgmmaParams) -> float:
     overlaps the next tile's loads; clusters of 2 halve B's L2->SM bytes but tie the two CTAs'
     pipelines together."""
     ring = {3: 0.96, 4: 1.0}.get(p.stages, 1.0)
-    # Measured on the H200: the TMA-store epilogue gained 3-14% over the register epilogue
-    # (2026-12-02); clusters of 2, once their stage release no longer paid a cluster-scope
-    # fence (sixth session), ran 0.96x / 1.00x / 0.92x of cuBLAS at 4096^3 / 8192^3 /
-    # 3000x5000x2000 against one CTA's 0.99x / 1.01x / 0.86x: a little behind at the square
-    # sizes, well ahead at the ragged one, so a near-equal score keeps them in reach.
-    # Staging C half a tile at a time (cpass=2) adds a second pass (barriers, a fence, a wait) to
-    # the epilogue: 0.5% slower at 3 stages (H100, twenty-fourth session); it pays where it makes
-    # room for a fourth stage.
+    # The factors follow what was measured (benchmarks/findings.md): the TMA-store epilogue is
+    # the faster; clusters of 2 are a little behind at aligned sizes and well ahead where B's
+    # rows are misaligned, so a near-equal score keeps them in reach; staging C half a tile at a
+    # time (cpass=2) costs a little and pays only where it makes room for a fourth stage.
     return (ring * (0.98 if p.cluster == 2 else 1.0) * (1.03 if p.group > 1 else 1.0)
             * (1.08 if p.epi else 1.0) * (1.0 if p.consumers == 2 else 0.9)
             * (0.995 if p.cpass == 2 else 1.0))

@@ -39,14 +39,12 @@ WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consume
 # wgmma's sk (stream-K for the tiles of a last, partial round) is not searched but follows the
 # cluster (`settled`): the cost model does not see sizes, and at gemm's bench sizes on 132 SMs it
 # cuts nothing (the leftover tiles are more than half the SMs), so sk=0 would time the same
-# kernel again; where it cuts, it wins (see _DEFAULTS). A cluster of 2 has no stream-K; cluster=0
-# (clusters of 2 only at sizes where B's rows are misaligned, wgmma.MISALIGNED_B) keeps it for
-# the launches without a cluster. It sits between 1 and 2 on its axis: a step from either.
-# 3xTF32 (float32 on the tensor cores): on an H100 (2026-12-05, benchmarks/s20-2026-12-05/) six
-# configurations of 64-128 x 128 tiles, 3-4 stages, BK 16-32 and groups of 8-16 all ran within 1%
-# of each other at 4096^3 (1.02x of cuBLAS) except BK=16 (0.94x): the instruction stream, not the
-# tile, sets the pace. Warp tiles hold at most 64 accumulators (and 64 more for the k-slice's
-# partial): MIN_BLOCKS 2 and 128x256 tiles spilled.
+# kernel again; where it cuts, it wins (benchmarks/findings.md). A cluster of 2 has no stream-K;
+# cluster=0 (clusters of 2 only at sizes where B's rows are misaligned, wgmma.MISALIGNED_B) keeps
+# it for the launches without a cluster. It sits between 1 and 2 on its axis: a step from either.
+# 3xTF32 (float32 on the tensor cores): every tile shape with BK=32 runs within 1% of the others
+# (the instruction stream, not the tile, sets the pace), BK=16 6% behind. Warp tiles hold at most
+# 64 accumulators (and 64 more for the k-slice's partial): MIN_BLOCKS 2 and 128x256 tiles spilled.
 TF32X3_AXES = {"bm": (64, 128), "bn": (64, 128), "bk": (16, 32), "wm": (1, 2, 4), "wn": (1, 2, 4),
                "stages": (3, 4), "group": (1, 8, 16)}
 _AXES = {SimtParams: SIMT_AXES, MmaParams: MMA_AXES, WgmmaParams: WGMMA_AXES,
@@ -75,18 +73,12 @@ def templates_for(arch: Arch, dtype: str) -> tuple[str, ...]:
     return ("simt",)
 
 
-# First candidates, best first; the first that fits the arch wins. Measured on an H200 at 4096^3
-# (2026-12-02), before group/pipe existed: mma 128x128x64 2x4 warps 3 stages 296 TFLOP/s fp16
-# (now group=1 pipe=1, kept as OLD_MMA_DEFAULT), 128x128x32 4 stages 264; simt 128x128x8 8x8 40
-# TFLOP/s fp32. The new mma head is not yet measured: 64x64 warp tiles cut the ldmatrix bytes per
-# mma by a third against 64x32, 128x256 cuts the L2->SM bytes per flop by a quarter against
-# 128x128, and double-buffered fragments keep the tensor cores fed with only 8 warps per SM (246
-# registers, no spills on sm_90). 4 stages (204 KiB) fit sm_90/sm_100, 3 stages (153 KiB) sm_80,
-# BK=32 the 99 KiB parts (sm_86/sm_89/sm_120). Since then, in six float16 searches on the H200
-# (6 rounds, one cut after 4 candidates; benchmarks/h200-2026-12-03-s4/ and -s5/), 128x256x32
-# with 4 stages (96 KiB) was the best every time, 2.5% ahead of 128x256x64 with 4 stages (0.359
-# against 0.368 ms at 4096^3), so it leads (sm_80, sm_90, sm_100; the 99 KiB parts take it with
-# 3 stages). Only the H200 has measured it.
+# First candidates, best first; the first that fits the arch wins. Why each head leads, with the
+# measurements, is in benchmarks/findings.md ("gemm: why each default leads"). mma: 64x64 warp
+# tiles cut the ldmatrix bytes per mma by a third against 64x32, 128x256 cuts the L2->SM bytes
+# per flop by a quarter against 128x128, and double-buffered fragments keep the tensor cores fed
+# with 8 warps per SM; 4 stages (204 KiB) fit sm_90/sm_100, 3 stages sm_80, BK=32 the 99 KiB
+# parts (sm_86/sm_89/sm_120).
 OLD_MMA_DEFAULT = MmaParams(128, 128, 64, 2, 4, 3, 1, 1)
 _DEFAULTS: dict[str, tuple[Params, ...]] = {
     "mma": (MmaParams(128, 256, 32, 2, 4, 4, 8, 2),
@@ -94,49 +86,20 @@ _DEFAULTS: dict[str, tuple[Params, ...]] = {
             MmaParams(128, 256, 32, 2, 4, 3, 8, 2), OLD_MMA_DEFAULT,
             MmaParams(128, 128, 32, 2, 4, 4), MmaParams(128, 128, 32, 2, 4, 3),
             MmaParams(64, 64, 32, 2, 2, 3)),
-    # simt: 128x256x16 (49.7 KB of dynamic shared memory) was the fastest SIMT configuration at
-    # all three bench sizes on the H200, ahead of the search's former best 256x128x8
-    # (benchmarks/h200-2026-12-03-s4/simt-configs.log). Its persistent stream-K form (sk=1, with
-    # the twelfth session's main loop) leads: on the H200 (2026-12-05, same call) it ran 2.885 /
-    # 22.85 / 1.363 ms at 4096^3 / 8192^3 / 3000x5000x2000 against the one-tile grid's 2.902 /
-    # 23.04 / 1.451 ms (0.93x / 0.94x / 1.01x of cuBLAS), and 1.4% slower per tile where nothing
-    # is cut (4224x4096x4096: 2.957 against 2.917 ms; its first version was 7% slower there)
-    # (benchmarks/pp-2026-12-05-s13/device-f32-sizes/).
+    # simt: 128x256x16, persistent with stream-K for a partial last round (sk=1), ahead of its
+    # one-tile grid at the bench sizes though 1.4% slower per tile where nothing is cut.
     "simt": (SimtParams(128, 256, 16, 8, 16, 2, 4, sk=1), SimtParams(128, 256, 16, 8, 16, 2, 4),
              SimtParams(128, 128, 8, 8, 8, 2, 4),
              SimtParams(128, 128, 8, 8, 8, 2, 1), SimtParams(64, 64, 16, 4, 4, 2, 1)),
-    # The fast.cu/CUTLASS shape (hopper-gemm.md): 128x256x64, two consumers of m64n256k16,
-    # persistent in groups of 8 tile rows, with the TMA-store epilogue (3 stages: 209 KiB). On the
-    # H200 (2026-12-02, kgen bench, cuBLAS interleaved) bf16 ran 765 / 736 / 528 TFLOP/s at 4096^3 /
-    # 8192^3 / 3000x5000x2000 (0.97x / 1.00x / 0.82x), f16 0.97x / 0.97x / 0.61x; the register
-    # epilogue with 4 stages 0.85x / 0.96x / 0.71x in bf16. Clusters of 2 (sixth session, after
-    # their fix) 0.96x / 1.00x / 0.92x against this default's 0.99x / 1.01x / 0.86x in the same
-    # call: 0.96x against 0.95x in the geometric mean the search judges by, within its noise, so
-    # the default stays and the search reaches clusters of 2 as a neighbour. sk=1 (stream-K for
-    # the tiles of a last, partial round) cuts nothing at the bench sizes (same times) and wins
-    # where few tiles are left over: bf16 2432x1792x4096 0.0901 -> 0.0680 ms, 2688x2048x8192
-    # 0.1725 -> 0.1345 ms, 4224x4352x2048 0.1169 -> 0.1114 ms; where nothing is cut it costs
-    # 0.3-1% (H200, 2026-12-04, benchmarks/h200-2026-12-04-s9/sk-final-bfloat16.log).
-    # cluster=0 (fourteenth session): the same kernel, launched with clusters of 2 where B's rows
-    # are misaligned (wgmma.MISALIGNED_B). bfloat16 on the H200, one CTA against it, twice each:
-    # 3000x5000x2000 0.1116 / 0.1114 -> 0.1031 / 0.1033 ms (0.84x -> 0.91x); at 4096^3, 8192^3
-    # and 3072x5120x2048 the same times (it launches the same code as cluster=1 there)
-    # (benchmarks/s14-2026-12-05/device-auto/).
-    # cpass=2 with 4 stages (twenty-fourth session): the C tile staged half at a time frees the
-    # 32 KB a fourth stage needs (225 KiB). bfloat16 on an H100, against the 3-stage default,
-    # twice, alternating: 3000x5000x2000 0.1076 / 0.1077 -> 0.1014 / 0.1015 ms (0.89x -> 0.95x),
-    # 4096^3 0.1862 / 0.1860 -> 0.1809 / 0.1809, 3072x5120x2048 -3%, 8192^3 the same; float16
-    # alike. The main loop runs faster (the extra stage absorbs the ring's stalls) by more than
-    # the second pass adds to the epilogue; cpass=2 with 3 stages was 0.5% slower
-    # (benchmarks/s24-2026-12-06/).
+    # wgmma: the fast.cu/CUTLASS shape (hopper-gemm.md), 128x256x64 with two consumers of
+    # m64n256k16, persistent in groups of 8 tile rows, a TMA-store epilogue; stream-K (sk=1) for a
+    # last round with few tiles; clusters of 2 only where B's rows are misaligned (cluster=0);
+    # the C tile staged half at a time (cpass=2) to make room for a fourth stage.
     "wgmma": (WgmmaParams(stages=4, epi=1, sk=1, cluster=0, cpass=2),
               WgmmaParams(stages=3, epi=1, sk=1, cluster=0), WgmmaParams(stages=3, epi=1, sk=1),
               WgmmaParams(sk=1)),
-    # 3xTF32: the prepared file's shape (128x128x32, 2x4 warps, 3 stages, groups of 8) ran 2.576 /
-    # 20.433 / 1.332 ms at 4096^3 / 8192^3 / 3000x5000x2000 on an H100, 1.02x / 1.02x / 1.01x of
-    # cuBLAS (TF32 off), and passed at every test size (benchmarks/s20-2026-12-05/h100-tf32x3/).
-    # On the 99 KiB parts (sm_86/sm_89/sm_120) the first that fits is 128x128x16 with 4 stages
-    # (74 KiB; 0.94x on the H100 at 4096^3; those parts are unmeasured).
+    # 3xTF32: 128x128x32, 2x4 warps, 3 stages; the 99 KiB parts (sm_86/sm_89/sm_120) take
+    # 128x128x16 with 4 stages (74 KiB), unmeasured there.
     "tf32x3": (Tf32x3Params(), Tf32x3Params(128, 128, 16, 2, 4, 4, 8),
                Tf32x3Params(64, 128, 16, 2, 2, 3, 8)),
 }

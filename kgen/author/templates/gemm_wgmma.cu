@@ -79,17 +79,10 @@
 //   Requirements: flags bit 0: K % 8 == 0, N % 8 == 0, A and B 16-byte aligned;
 //                 flags bit 1: N % 8 == 0, C 16-byte aligned.
 //
-// SPEED (measured on an H200, bf16, ratios to cuBLAS at 4096^3 / 8192^3 / 3000x5000x2000)
-//   WS=1, 128x256x64, 3 stages, EPI=1, persistent: 0.99x / 1.01x / 0.86x; the same with
-//   clusters of 2: 0.96x / 1.00x / 0.92x (benchmarks/h200-2026-12-03-s6/). At 4096^3 Nsight
-//   Compute puts the tensor pipe at 94%. WS=0 (simple): a few hundred TFLOP/s.
-//   SK = 1 cuts nothing at those three sizes (the tiles left over exceed half the SMs; it costs
-//   0.3-1% there) and wins where few are left: 2432x1792x4096 0.0680 against 0.0901 ms,
-//   2688x2048x8192 0.1345 against 0.1725 ms (0.78x -> 0.99x of cuBLAS)
-//   (benchmarks/h200-2026-12-04-s9/sk-final-bfloat16.log).
-//   CPASS = 2 with 4 stages (the C tile staged half at a time makes room for the fourth), on an
-//   H100: 0.98x / 1.00x / 0.95x against 3 stages' 0.95x / 1.00x / 0.89x in the same call
-//   (benchmarks/s24-2026-12-06/h100-stages/).
+// SPEED: on an H200 (bf16, make bench) the default (4 stages, CPASS = 2, EPI = 1, SK = 1,
+//   clusters of 2 only where B's rows are misaligned) runs 0.99x / 1.01x / 0.94x of cuBLAS at
+//   4096^3 / 8192^3 / 3000x5000x2000. The measurements behind each choice, and the designs that
+//   lost, are in kgen's benchmarks/findings.md.
 //
 // SHARED MEMORY LAYOUT (offsets from a 1024-byte aligned base; each stage 1024-aligned)
 //   A stage s: BM rows x 128 bytes (64 K-elements), 128B-swizzled by TMA: the 16-byte chunk c of

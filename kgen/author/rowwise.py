@@ -135,19 +135,12 @@ def first(arch: Arch, dtype: str, n: int, op: str) -> tuple[RowParams, str]:
                 f"rows of {n} (the first bench size) are long: a 256-thread block per row, "
                 f"each thread with {cache} 16-byte loads in flight, one shared-memory combine "
                 "per row")
-        # Measured on an H200 (16384 x 4096 float32, every configuration with 16-byte accesses,
-        # 32-128 threads per row, 4-16 loads per thread): 128 threads per row, the row's loads
-        # all in flight and read evict-first. sum ran at 98% of the copy bandwidth with 2 rows
-        # per block (96% in `make bench`); max at 94.6% with 2 rows per block; argmax at 93.3%
-        # with 1 (its value-and-index pairs: 88% with 2). The warp-per-row default they had
-        # before ran at 84-87% in the same sweeps (benchmarks/h200-2026-12-03-s5/).
+        # The fastest of sweeps of this template (the README's memory-bound table has the
+        # figures): 128 threads per row with the row's loads all in flight, read evict-first;
+        # 2 rows per block, 1 for argmax (its value-and-index pairs).
         if op == "argmax" and n >= 4096:
-            # Judged at all three bench sizes, N = 4096 and 8192 (benchmarks/s14-2026-12-05/, two
-            # passes in fresh workers): the one configuration whose slowest size (8192 x 8192)
-            # kept 90% of the copy bandwidth, 90.0-90.2%, against 88.8-88.9% for 128 threads x 16
-            # loads, 1 row per block (the geometric mean of the three times 0.3% behind it,
-            # within noise). Shorter rows keep that former default. In `make bench` on an H200
-            # (benchmarks/s19-2026-12-05/): 91% / 91% / 96% at the three bench sizes.
+            # Judged at every bench size: the one configuration whose slowest size (8192 x 8192)
+            # kept 90% of the copy bandwidth. Shorter rows keep the 128-thread form.
             loads = max(1, 32 // vec)
             return RowParams(op, 256, 2, vec, loads, 0, 1), (
                 f"each row of {n} (the first bench size) is read once: 256 threads per row, 2 "

@@ -171,8 +171,11 @@ def test_cli_reads_a_compiled_kernel_as_the_recorded_sass_says():
 def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     """A structural guard, not a timing: the float32 SIMT default, the stream-K kernel (sk=1), once
     ran 7% slower per tile because ptxas scheduled its fragment loads too close to their use
-    (benchmarks/sass-2026-12-04-s12). Its hot loop must keep the one-tile kernel's shape: no more
-    near shared loads, and issue cycles within 2%."""
+    (benchmarks/sass-2026-12-04-s12), and a version with 32-bit load indices ran 4.6% slower
+    with three times the one-tile kernel's FFMA register-bank collisions (twenty-sixth session).
+    Its hot loop must keep the one-tile kernel's shape: no more near shared loads, issue cycles
+    within 4% (the one-tile kernel's 32-bit load indices save it about 3%), and bank collisions
+    within 1.5 times."""
     import dataclasses
 
     from kgen.arch import parse_arch
@@ -191,7 +194,8 @@ def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     base, stream_k = rows
     assert base.fmas == stream_k.fmas == 2048
     assert len(stream_k.near) <= len(base.near), (base.line(), stream_k.line())
-    assert stream_k.cycles <= 1.02 * base.cycles, (base.line(), stream_k.line())
+    assert stream_k.cycles <= 1.04 * base.cycles, (base.line(), stream_k.line())
+    assert stream_k.bank <= 1.5 * base.bank, (base.line(), stream_k.line())
 
 
 @pytest.mark.nvcc

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Twenty-sixth session. From the repository root (carry .deb and .whl), results under $OUT.
+#   bash benchmarks/s26-2026-12-06/device.sh clocks   (about 3 minutes)
+#     clocks.py: the kernel cuBLAS picks at each bench size (torch.profiler's names), then the
+#     float32 SIMT and bfloat16 wgmma defaults against cuBLAS, launched back to back while
+#     nvidia-smi samples the SM clock and the power draw.
+#   bash benchmarks/s26-2026-12-06/device.sh simt   (about 1.5 minutes; on a checkout of 9c07f90
+#     with simt-idx32.patch applied, as it ran)
+#     the float32 SIMT kernel's interior loads addressed by 32-bit element indices, in both
+#     kernels (simt-idx32.patch), against the 64-bit index arithmetic before it (the patch
+#     reversed), each as sk=1 (the default) and sk=0, twice, alternating (gemm_configs at the
+#     bench sizes, validated at every test size, cuBLAS interleaved). main now has the sk=0 half.
+#   bash benchmarks/s26-2026-12-06/device.sh first   clocks, then simt (an H100, h100-first/).
+#   bash benchmarks/s26-2026-12-06/device.sh power   (about 2 minutes)
+#     clocks.py for bfloat16 only, each run 4 s with the first 1.5 s unsampled and untimed, in
+#     the order AB BA: is the wgmma default's lower clock under sustained load its own?
+# LIMIT (seconds, default 565) bounds every mode.
+set -uo pipefail
+what=${1:-clocks}
+LIMIT=${LIMIT:-565}
+source scripts/device-env.sh  # also sets and makes $OUT
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
+  | tee "$OUT/gpu.txt"
+here=benchmarks/s26-2026-12-06
+# simt_configs NAME: the float32 default and its sk=0 twin at the bench sizes, into NAME.*
+simt_configs() {
+  timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
+    --budget 0.5 --set "" --set "sk=0" --json "$OUT/$1.json" 2>&1 | tee "$OUT/$1.log"
+}
+if [ "$what" = clocks ] || [ "$what" = first ]; then
+  timeout 60 python3 $here/clocks.py names 2>&1 | tee "$OUT/cublas-names.log"
+  timeout $((LIMIT - SECONDS)) python3 $here/clocks.py clocks --seconds 2 2>&1 \
+    | tee "$OUT/clocks.log"
+fi
+if [ "$what" = power ]; then
+  timeout $((LIMIT - SECONDS)) python3 $here/clocks.py clocks --dtypes bfloat16 --seconds 4 \
+    --settle 1.5 2>&1 | tee "$OUT/power.log"
+fi
+if [ "$what" = simt ] || [ "$what" = first ]; then
+  for rep in 1 2; do
+    git apply -R $here/simt-idx32.patch || exit 1
+    simt_configs "simt-before-$rep"
+    git apply $here/simt-idx32.patch || exit 1
+    simt_configs "simt-idx32-$rep"
+  done
+fi

@@ -86,10 +86,10 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 
 // How an interior tile's plain loads index A and B. The one-tile grid uses 32-bit element indices
 // where each matrix holds fewer than 2^31 elements (8 GiB of float32): the 64-bit index
-// arithmetic cost its main loop about 50 integer instructions a k-tile, which ptxas recomputes at
-// the register cap rather than hold. The persistent kernel keeps 64-bit indices: with 32-bit ones
-// ptxas gave its main loop a register allocation with three times the FFMA register-bank
-// conflicts, and it ran slower (benchmarks/findings.md, twenty-sixth session).
+// arithmetic, which ptxas recomputes each k-tile at the register cap rather than hold, cost its
+// main loop 33 instructions and 52 issue cycles a k-tile. The persistent kernel keeps 64-bit
+// indices: with 32-bit ones ptxas gave its main loop a register allocation with three times the
+// FFMA register-bank conflicts, and it ran slower (benchmarks/findings.md, twenty-sixth session).
 #if KGEN_STREAM_K
 typedef size_t LoadIndex;
 #else

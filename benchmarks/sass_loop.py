@@ -25,8 +25,11 @@ Calibrated against versions of the SIMT gemm default (128x256x16, thread tile 8x
 the H200 (benchmarks/sass-2026-12-04-s12/): those that ran at 2.90-2.93 ms (4096^3) show
 2,432-2,436 cycles and 2 near LDS; the versions that ran 4-12% slower show 2,583-2,599 cycles
 (two of them also 12-15 near LDS), or two near LDS at 18-19 cycles (fragments double-buffered by
-hand). A static view: it cannot see L2, DRAM or the other warps, so a kernel it passes still has
-to be timed (`benchmarks.gemm_configs`).
+hand). On an H100 (benchmarks/s26-2026-12-06/): the one-tile kernel at 2,380 cycles against
+2,432 ran 2.0-2.4% faster, and a stream-K version at 2,403 cycles against 2,449 but with 877
+bank collisions against 275 ran 4.6-5.5% slower, so `bank` costs time too. A static view: it
+cannot see L2, DRAM or the other warps, so a kernel it passes still has to be timed
+(`benchmarks.gemm_configs`).
 
 Needs cuobjdump and nvdisasm (`KGEN_CUOBJDUMP`, PATH, beside nvcc, or NVIDIA's pip wheels
 `nvidia-cuda-cuobjdump` and `nvidia-cuda-nvdisasm`, which install on a machine without a GPU).

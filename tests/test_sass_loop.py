@@ -174,8 +174,8 @@ def test_simt_stream_k_main_loop_reads_as_the_one_tile_grids():
     (benchmarks/sass-2026-12-04-s12), and a version with 32-bit load indices ran 4.6% slower
     with three times the one-tile kernel's FFMA register-bank collisions (twenty-sixth session).
     Its hot loop must keep the one-tile kernel's shape: no more near shared loads, issue cycles
-    within 4% (the one-tile kernel's 32-bit load indices save it about 3%), and bank collisions
-    within 1.5 times."""
+    within 4% (the one-tile kernel's 32-bit load indices for A save it about 2%), and bank
+    collisions within 1.5 times."""
     import dataclasses
 
     from kgen.arch import parse_arch

@@ -17,7 +17,7 @@ first (outputs poisoned, against float64 torch), and cuBLAS through torch.matmul
 
     python3 benchmarks/s26-2026-12-06/clocks.py names
     python3 benchmarks/s26-2026-12-06/clocks.py clocks [--seconds 2.5] [--settle 0.5]
-        [--dtypes float32,bfloat16] [--sizes MxNxK,...]
+        [--gap 0.5] [--dtypes float32,bfloat16] [--sizes MxNxK,...]
 """
 
 from __future__ import annotations
@@ -194,11 +194,13 @@ def timed(launch: Callable[[], None], seconds: float, sampler: Sampler, settle: 
     low = min(float(r[0]) for r in rows)
     return (f"{ms:8.4f} ms/launch (whole run {ms_all:.4f}), "
             f"SM clock {mhz:6.0f} MHz (min {low:.0f}), "
-            f"{watts:5.0f} W, {temp} C, {kcycles:9.0f} kcycles/launch, "
+            f"{watts:5.0f} W ({watts * ms:.0f} mJ/launch), {temp} C, "
+            f"{kcycles:9.0f} kcycles/launch, "
             f"event reasons {','.join(reasons)}, {len(rows)} samples")
 
 
-def clocks(seconds: float, settle: float, dtypes: list[str], sizes: list[str] | None) -> None:
+def clocks(seconds: float, settle: float, dtypes: list[str], sizes: list[str] | None,
+           gap: float) -> None:
     """Each size's builtin and cuBLAS runs in the order AB BA (a card that heats up or a clock
     that has not recovered from the run before favours neither)."""
     sampler = Sampler()
@@ -212,7 +214,7 @@ def clocks(seconds: float, settle: float, dtypes: list[str], sizes: list[str] | 
                     for name, launch in subjects if rep == 0 else subjects[::-1]:
                         print(f"{dtype:>9} {text:>16} {name:>7} #{rep}: "
                               f"{timed(launch, seconds, sampler, settle)}", flush=True)
-                        time.sleep(0.5)
+                        time.sleep(gap)
     finally:
         sampler.stop()
 
@@ -224,6 +226,7 @@ def main() -> None:
     ap.add_argument("--settle", type=float, default=0.5, help="seconds of each run not sampled")
     ap.add_argument("--dtypes", default="float32,bfloat16")
     ap.add_argument("--sizes", default="", help="MxNxK,... (default: the bench sizes)")
+    ap.add_argument("--gap", type=float, default=0.5, help="idle seconds between runs")
     args = ap.parse_args()
     print(subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,power.limit,"
                           "clocks.max.sm,clocks.max.mem", "--format=csv"],
@@ -232,7 +235,7 @@ def main() -> None:
         cublas_names()
     else:
         clocks(args.seconds, args.settle, args.dtypes.split(","),
-               args.sizes.split(",") if args.sizes else None)
+               args.sizes.split(",") if args.sizes else None, args.gap)
 
 
 if __name__ == "__main__":

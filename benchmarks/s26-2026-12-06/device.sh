@@ -11,9 +11,17 @@
 #     reversed), each as sk=1 (the default) and sk=0, twice, alternating (gemm_configs at the
 #     bench sizes, validated at every test size, cuBLAS interleaved). main now has the sk=0 half.
 #   bash benchmarks/s26-2026-12-06/device.sh first   clocks, then simt (an H100, h100-first/).
-#   bash benchmarks/s26-2026-12-06/device.sh power   (about 2 minutes)
-#     clocks.py for bfloat16 only, each run 4 s with the first 1.5 s unsampled and untimed, in
-#     the order AB BA: is the wgmma default's lower clock under sustained load its own?
+#   bash benchmarks/s26-2026-12-06/device.sh power   (about 2.5 minutes)
+#     clocks.py for bfloat16 only, each run 6 s with the first 2 s unsampled and untimed, 3 s
+#     idle between runs, in the order AB BA: is the wgmma default's lower clock under sustained
+#     load its own?
+#   bash benchmarks/s26-2026-12-06/device.sh simtb   (about 1 minute; on a checkout of b26b0d0,
+#     as it ran: main has the patch now)
+#     the stream-K kernel with 32-bit indices for B's loads only (simt-bidx.patch) against
+#     b26b0d0's, sk=1 and sk=0, twice, alternating; logs only (a call brings back at most 8
+#     files). Ran on an H100 (h100-second/, LIMIT=150).
+#   bash benchmarks/s26-2026-12-06/device.sh second   simtb, then power at 4096^3 and 8192^3.
+# power and second never ran: the session's device time went on starts that found no machine.
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-clocks}
@@ -22,19 +30,23 @@ source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
   | tee "$OUT/gpu.txt"
 here=benchmarks/s26-2026-12-06
-# simt_configs NAME: the float32 default and its sk=0 twin at the bench sizes, into NAME.*
+# simt_configs NAME [JSON DIR]: the float32 default and its sk=0 twin at the bench sizes, into
+# NAME.log and DIR/NAME.json (DIR: $OUT unless given).
 simt_configs() {
   timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
-    --budget 0.5 --set "" --set "sk=0" --json "$OUT/$1.json" 2>&1 | tee "$OUT/$1.log"
+    --budget 0.5 --set "" --set "sk=0" --json "${2:-$OUT}/$1.json" 2>&1 | tee "$OUT/$1.log"
 }
 if [ "$what" = clocks ] || [ "$what" = first ]; then
   timeout 60 python3 $here/clocks.py names 2>&1 | tee "$OUT/cublas-names.log"
   timeout $((LIMIT - SECONDS)) python3 $here/clocks.py clocks --seconds 2 2>&1 \
     | tee "$OUT/clocks.log"
 fi
+power() {  # SIZES: MxNxK,... (empty: the bench sizes)
+  timeout $((LIMIT - SECONDS)) python3 $here/clocks.py clocks --dtypes bfloat16 --seconds 6 \
+    --settle 2 --gap 3 --sizes "${1:-}" 2>&1 | tee "$OUT/power.log"
+}
 if [ "$what" = power ]; then
-  timeout $((LIMIT - SECONDS)) python3 $here/clocks.py clocks --dtypes bfloat16 --seconds 4 \
-    --settle 1.5 2>&1 | tee "$OUT/power.log"
+  power
 fi
 if [ "$what" = simt ] || [ "$what" = first ]; then
   for rep in 1 2; do
@@ -43,4 +55,16 @@ if [ "$what" = simt ] || [ "$what" = first ]; then
     git apply $here/simt-idx32.patch || exit 1
     simt_configs "simt-idx32-$rep"
   done
+fi
+if [ "$what" = simtb ] || [ "$what" = second ]; then
+  for rep in 1 2; do
+    simt_configs "simtb-before-$rep" /tmp
+    git apply $here/simt-bidx.patch || exit 1
+    simt_configs "simtb-bidx-$rep" /tmp
+    git apply -R $here/simt-bidx.patch || exit 1
+  done
+fi
+if [ "$what" = second ]; then
+  if [ $((LIMIT - SECONDS)) -gt 100 ]; then power 4096x4096x4096,8192x8192x8192
+  else echo "power: only $((LIMIT - SECONDS)) s left, not run"; fi
 fi

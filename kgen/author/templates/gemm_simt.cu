@@ -11,7 +11,7 @@
 // SK 0: one tile per CTA. SK 1: persistent, one CTA per SM, stream-K (streamk.cuh, SK_SPREAD 1):
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
-// that no SM waits out a partial last round. Its main loop reads as SK 0's in SASS (see the
+// that no SM waits out a partial last round. Its main loop reads close to SK 0's in SASS (see the
 // kernel); it is the float32 default (space.py; the timings are in benchmarks/findings.md).
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
 // at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
@@ -84,17 +84,18 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #endif
 #include "streamk.cuh"
 
-// How an interior tile's plain loads index A and B. The one-tile grid uses 32-bit element indices
-// where each matrix holds fewer than 2^31 elements (8 GiB of float32): the 64-bit index
-// arithmetic, which ptxas recomputes each k-tile at the register cap rather than hold, cost its
-// main loop 33 instructions and 52 issue cycles a k-tile. The persistent kernel keeps 64-bit
-// indices: with 32-bit ones ptxas gave its main loop a register allocation with three times the
-// FFMA register-bank conflicts, and it ran slower (benchmarks/findings.md, twenty-sixth session).
+// How an interior tile's plain loads index A and B: with 32-bit element indices where they reach
+// (fewer than 2^31 elements, 8 GiB of float32). ptxas recomputes 64-bit index arithmetic each
+// k-tile at the register cap rather than hold it: in the one-tile grid it cost 33 instructions and
+// 52 issue cycles a k-tile. The persistent kernel indexes only B's loads so: with A's too, ptxas
+// allocated its main loop's registers with three times the FFMA register-bank conflicts, and it
+// ran 5% slower (benchmarks/findings.md, twenty-sixth session).
 #if KGEN_STREAM_K
-typedef size_t LoadIndex;
+typedef size_t AIndex;
 #else
-typedef unsigned LoadIndex;
+typedef unsigned AIndex;
 #endif
+typedef unsigned BIndex;
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
@@ -106,8 +107,12 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
   const bool wideA = (K % 4 == 0) && aligned16(A);
   const bool wideB = (N % 4 == 0) && aligned16(B);
   const bool wideC = WIDE && (N % 4 == 0) && aligned16(C);
-  const bool fits =
-      sizeof(LoadIndex) == 8 || ((size_t)M * K < (1u << 31) && (size_t)K * N < (1u << 31));
+  // Whether the 32-bit indices reach (the one-tile grid guards both loads where either does not).
+#if KGEN_STREAM_K
+  const bool fitsA = true, fitsB = (size_t)K * N < (1u << 31);
+#else
+  const bool fitsA = (size_t)M * K < (1u << 31) && (size_t)K * N < (1u << 31), fitsB = fitsA;
+#endif
   const int nkb = (K + BK - 1) / BK;  // k-tiles
   float4 ra[A_LOADS], rb[B_LOADS];
   float acc[TM][TN];
@@ -168,14 +173,14 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
     auto fetch = [&](int k0) {
       bool plainA = false, plainB = false;
       if constexpr (WIDE) {
-        plainA = wideA && fits && am + BM <= rows && k0 + BK <= K;
-        plainB = wideB && fits && bn + BN <= cols && k0 + BK <= K;
+        plainA = wideA && fitsA && am + BM <= rows && k0 + BK <= K;
+        plainB = wideB && fitsB && bn + BN <= cols && k0 + BK <= K;
       }
       if (plainA) {
 #pragma unroll
         for (int i = 0; i < A_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BK / 4), kc = (f % (BK / 4)) * 4;
-          ra[i] = *reinterpret_cast<const float4*>(Ab + ((LoadIndex)(am + r) * K + k0 + kc));
+          ra[i] = *reinterpret_cast<const float4*>(Ab + ((AIndex)(am + r) * K + k0 + kc));
         }
       } else {
 #pragma unroll
@@ -189,7 +194,7 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
 #pragma unroll
         for (int i = 0; i < B_LOADS; ++i) {
           const int f = tid + i * THREADS, r = f / (BN / 4), nc = (f % (BN / 4)) * 4;
-          rb[i] = *reinterpret_cast<const float4*>(Bb + ((LoadIndex)(k0 + r) * N + bn + nc));
+          rb[i] = *reinterpret_cast<const float4*>(Bb + ((BIndex)(k0 + r) * N + bn + nc));
         }
       } else {
 #pragma unroll

@@ -34,7 +34,7 @@ from pathlib import Path
 import cupy as cp
 import torch
 
-from benchmarks.gemm_configs import configure
+from benchmarks.gemm_configs import configure, parse_sizes
 from kgen.author import space
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
@@ -47,8 +47,9 @@ TORCH_DTYPE = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def dims(text: str) -> tuple[int, int, int]:
-    m, n, k = (int(v) for v in text.split("x"))
-    return m, n, k
+    """`MxNxK` as (M, N, K), read as gemm_configs' --sizes is."""
+    (size,) = parse_sizes(text)
+    return size["M"], size["N"], size["K"]
 
 
 def cublas_names() -> None:

@@ -8,7 +8,8 @@ Each `--set` changes fields of the template's default configuration for that arc
 empty one is the default itself). Every configuration is compiled, validated at every test size
 and timed at every bench size by the same worker as any candidate, cuBLAS interleaved; a row per
 configuration is printed as it finishes. `--sizes MxNxK,...` times those sizes instead of gemm's
-bench sizes.
+bench sizes; `--check-timed` validates at the timed sizes too (schedules that only large sizes
+reach, such as stream-K's cut tiles, are then checked where they are timed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kgen.compile import compile_source
 from kgen.errors import KgenError
 from kgen.loop.task import Task
 from kgen.ops import load_op
+from kgen.spec import OpSpec
 
 
 def parse_sizes(text: str) -> tuple[dict[str, int], ...]:
@@ -63,23 +65,33 @@ def configure(arch_name: str, dtype: str, changes: str) -> space.Params:
     return p
 
 
+def gemm_spec(sizes: str, check_timed: bool) -> OpSpec:
+    """gemm's spec, timed at `sizes` (MxNxK,...; empty: its bench sizes), and with `check_timed`
+    validated at those sizes too."""
+    spec = load_op("gemm")
+    if sizes:
+        spec = dataclasses.replace(spec, bench_sizes=parse_sizes(sizes))
+    if check_timed:
+        spec = dataclasses.replace(spec, test_sizes=spec.test_sizes + spec.bench_sizes)
+    return spec
+
+
 @click.command(help=__doc__)
 @click.option("--dtype", default="bfloat16", show_default=True)
 @click.option("--arch", "arch_name", default=None, help="target (default: the local GPU's)")
 @click.option("--set", "sets", multiple=True, default=("",), help="field=value ... (repeatable)")
 @click.option("--budget", default=1.0, show_default=True, help="timing seconds per size")
 @click.option("--sizes", default="", help="MxNxK,... to time instead of gemm's bench sizes")
+@click.option("--check-timed", is_flag=True, help="validate at the timed sizes too")
 @click.option("--json", "json_path", type=click.Path(path_type=Path))
 def main(dtype: str, arch_name: str | None, sets: tuple[str, ...], budget: float, sizes: str,
-         json_path: Path | None) -> None:
+         check_timed: bool, json_path: Path | None) -> None:
     found = local_gpu()
     if found is None:
         raise SystemExit("no GPU here")
     arch_name = arch_name or found[1].name
     configs = [configure(arch_name, dtype, s) for s in sets]
-    spec = load_op("gemm")
-    if sizes:
-        spec = dataclasses.replace(spec, bench_sizes=parse_sizes(sizes))
+    spec = gemm_spec(sizes, check_timed)
     task = Task("generate", parse_arch(arch_name), spec, dtype)
     sources = [space.render(p, dtype) for p in configs]
     with ThreadPoolExecutor(8) as pool:  # warm the compile cache in parallel

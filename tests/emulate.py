@@ -169,11 +169,12 @@ def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
 
 
 def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np.ndarray],
-        work: Path, misaligned: bool = False) -> dict[str, np.ndarray]:
-    """Launch the kernel per its contract at `sizes`; the outputs as float64 (int64 as is)."""
+        work: Path, misaligned: bool = False, sms: int = EMULATED_SMS) -> dict[str, np.ndarray]:
+    """Launch the kernel per its contract at `sizes` on a GPU of `sms` SMs (the contract's SMS);
+    the outputs as float64 (int64 as is)."""
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
-    values = {**spec.sizes_of(sizes), SMS: EMULATED_SMS}
+    values = {**spec.sizes_of(sizes), SMS: sms}
     (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
     grid, block, smem = launch.dims(values)
     binary = build(source, spec, dtype, work, misaligned, launch, values)
@@ -203,7 +204,7 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
 
 
 def gemm_excess(source: str, spec: OpSpec, dtype: str, m: int, n: int, k: int, work: Path,
-                misaligned: bool = False) -> float:
+                misaligned: bool = False, sms: int = EMULATED_SMS) -> float:
     """A gemm kernel on fresh normal inputs against numpy in float64 (of the inputs as stored in
     the dtype): the largest error beyond the spec's tolerance, 0 where every element is within
     (NaN counts as infinitely far)."""
@@ -211,7 +212,7 @@ def gemm_excess(source: str, spec: OpSpec, dtype: str, m: int, n: int, k: int, w
     a = rng.standard_normal((m, k))
     b = rng.standard_normal((k, n))
     (c,) = run(source, spec, dtype, {"M": m, "N": n, "K": k}, {"A": a, "B": b}, work,
-               misaligned).values()
+               misaligned, sms).values()
     ref = stored(a, dtype) @ stored(b, dtype)
     tol = spec.dtypes[dtype]
     excess = np.abs(c - ref) - (tol.atol + tol.rtol * np.abs(ref))

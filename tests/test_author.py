@@ -545,8 +545,8 @@ def test_wgmma_clusters_release_stages_without_a_cluster_scope_fence():
 @pytest.mark.nvcc
 def test_wgmma_cluster_by_size_launches_clusters_of_2_only_where_b_rows_are_misaligned():
     """cluster=0: one file, one kernel built for both cluster sizes (no __cluster_dims__), and
-    two launch lines: clusters of 2 where N % 16 != 0 (B's rows not 32-byte aligned), stream-K
-    and no cluster elsewhere."""
+    two launch lines: clusters of 2 where N % 16 != 0 (B's rows not 32-byte aligned), no cluster
+    elsewhere; stream-K in both."""
     target = arch("sm_90a")
     p = gemm_space.settled(dataclasses.replace(default(target, "bfloat16"), cluster=0))
     assert p.sk == 1 and not problems(p, target, "bfloat16")
@@ -564,9 +564,9 @@ def test_wgmma_cluster_by_size_launches_clusters_of_2_only_where_b_rows_are_misa
 
 
 def test_wgmma_stream_k_follows_the_cluster_so_the_default_leads_the_search():
-    """sk is derived, not searched: on exactly where a launch has no cluster (cluster 1, or 0:
-    clusters of 2 at some sizes only), so the default (sk=1) is in the space the search ranks and
-    is its first candidate, and the step to clusters of 2 everywhere drops it."""
+    """sk is derived, not searched: on for cluster 1 and 0 (clusters of 2 chosen at launch, cut
+    a cluster at a time), so the default (sk=1) is in the space the search ranks and is its first
+    candidate, and the step to clusters of 2 compiled in drops it."""
     target = arch("sm_90a")
     first = default(target, "bfloat16")
     wgmma_space = space(target, "bfloat16", "wgmma")
@@ -611,9 +611,11 @@ def test_stream_k_schedule_covers_every_k_block_once_and_pairs_its_pieces(tmp_pa
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_wgmma_stream_k_is_correct_where_it_cuts_tiles(dtype):
     """Stream-K cuts tiles only where there are more tiles than SMs and they do not divide evenly,
-    which no gemm test size reaches; at these sizes (176 tiles of 128x256 on 132 SMs; TMA and the
-    guarded path, ragged edges) every output is checked before and after the timed launches, so a
-    flag left up by one launch would fail the next."""
+    which no gemm test size reaches; at these sizes every output is checked before and after the
+    timed launches, so a flag left up by one launch would fail the next. 2000x2608x304: 176 tiles
+    of 128x256 on 132 SMs, no cluster; 2000x2600x304 (TMA) and 1999x2601x301 (the guarded path):
+    B's rows misaligned, so 88 cluster tiles on 66 clusters of 2, cut a cluster at a time;
+    3000x5000x2000: clusters, nothing cut."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
@@ -625,12 +627,12 @@ def test_wgmma_stream_k_is_correct_where_it_cuts_tiles(dtype):
     assert "#define SK 1" in source
     contract, _ = parse_contract(source, SPEC)
     compiled = compile_source(source, target)
-    sizes = ({"M": 2000, "N": 2600, "K": 304}, {"M": 1999, "N": 2601, "K": 301},
-             {"M": 3000, "N": 5000, "K": 2000})
+    sizes = ({"M": 2000, "N": 2608, "K": 304}, {"M": 2000, "N": 2600, "K": 304},
+             {"M": 1999, "N": 2601, "K": 301}, {"M": 3000, "N": 5000, "K": 2000})
     options = EvalOptions(bench_sizes=sizes, bench_budget_s=0.3)
     result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
-    assert len(result.timings) == 3
+    assert len(result.timings) == 4
 
 
 @pytest.mark.gpu

@@ -25,9 +25,9 @@ emulator = pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
 
 
 def max_error(source: str, dtype: str, m: int, n: int, k: int, work: Path,
-              misaligned: bool = False) -> float:
+              misaligned: bool = False, sms: int = EMULATED_SMS) -> float:
     """The largest error beyond the spec's tolerance (0 where every element is within)."""
-    return gemm_excess(source, SPEC, dtype, m, n, k, work, misaligned)
+    return gemm_excess(source, SPEC, dtype, m, n, k, work, misaligned, sms)
 
 
 # Sizes for 128x256 tiles on 3 emulated SMs (TMA needs K % 8 == 0 and N % 8 == 0; otherwise the
@@ -49,6 +49,17 @@ def test_the_default_is_what_these_tests_run():
 @pytest.mark.parametrize("m, n, k", SIZES)
 def test_the_default_kernel_computes_gemm(tmp_path, m, n, k):
     assert max_error(render(DEFAULT, "bfloat16"), "bfloat16", m, n, k, tmp_path) == 0.0
+
+
+# 200x520x136 on 4 SMs: B's rows misaligned (N % 16 != 0), so the default launches 2 clusters of
+# 2; 3 cluster tiles of 256x256 (the second CTA's rows partly past M), the one left over cut along
+# K over both clusters (3 k-blocks: 2 for the owner, 1 for the contributor).
+CLUSTER_CUT = (200, 520, 136)
+
+
+@emulator
+def test_the_default_cuts_a_tile_over_clusters(tmp_path):
+    assert max_error(render(DEFAULT, "bfloat16"), "bfloat16", *CLUSTER_CUT, tmp_path, sms=4) == 0.0
 
 
 @emulator
@@ -139,10 +150,22 @@ def test_a_staging_area_written_while_its_store_is_in_flight_is_caught(tmp_path,
 
 @emulator
 def test_a_stream_k_owner_that_skips_its_contributors_is_caught(tmp_path):
-    source = _broken(
-        "for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);",
-        "")
+    source = _broken("        for (int from = cid + 1; from < last; ++from)\n"
+                     "          sk_absorb(acc, from * cm + static_cast<int>(rank), PP ? 0 : wg, wg,"
+                     " lt);", "")
     assert max_error(source, "bfloat16", 192, 320, 200, tmp_path) > 1.0
+
+
+@emulator
+def test_cluster_peers_sharing_a_stream_k_slot_are_caught(tmp_path):
+    """Slots named by the cluster rather than the CTA: both CTAs of the contributing cluster
+    publish their rows' partial sums to one slot and raise one flag, and the owner cluster's
+    first CTA to take the flag lowers it for the other, which waits for ever."""
+    source = _broken("sk_publish(acc, cid * cm + static_cast<int>(rank),", "sk_publish(acc, cid,")
+    source = source.replace("sk_absorb(acc, from * cm + static_cast<int>(rank),",
+                            "sk_absorb(acc, from,")
+    with pytest.raises(AssertionError, match="deadlock"):
+        max_error(source, "bfloat16", *CLUSTER_CUT, tmp_path, sms=4)
 
 
 @emulator

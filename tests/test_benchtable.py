@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.bench_table import rows_for, table
-from benchmarks.gemm_configs import configure, parse_sizes
+from benchmarks.gemm_configs import configure, gemm_spec, parse_sizes
 from kgen.ops import load_op
 from kgen.verdict import Evaluation, Timing
 
@@ -181,6 +181,16 @@ def test_gemm_configs_sizes_replace_the_bench_sizes_and_name_a_bad_one():
     for bad in ("2432x1792", "0x1x1", "axbxc"):
         with pytest.raises(SystemExit, match="is not MxNxK"):
             parse_sizes(bad)
+
+
+def test_gemm_configs_check_timed_validates_where_it_times():
+    shipped = load_op("gemm")
+    plain = gemm_spec("2432x1792x4096", check_timed=False)
+    assert plain.test_sizes == shipped.test_sizes
+    assert plain.bench_sizes == ({"M": 2432, "N": 1792, "K": 4096},)
+    checked = gemm_spec("", check_timed=True)
+    assert checked.bench_sizes == shipped.bench_sizes
+    assert checked.test_sizes == shipped.test_sizes + shipped.bench_sizes
 
 
 def test_a_failed_naive_kernel_leaves_the_roofline_to_the_builtin_timing():

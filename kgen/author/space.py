@@ -39,9 +39,10 @@ WGMMA_AXES = {"bm": (128,), "bn": (128, 192, 256), "stages": (3, 4, 5), "consume
 # wgmma's sk (stream-K for the tiles of a last, partial round) is not searched but follows the
 # cluster (`settled`): the cost model does not see sizes, and at gemm's bench sizes on 132 SMs it
 # cuts nothing (the leftover tiles are more than half the SMs), so sk=0 would time the same
-# kernel again; where it cuts, it wins (benchmarks/findings.md). A cluster of 2 has no stream-K;
-# cluster=0 (clusters of 2 only at sizes where B's rows are misaligned, wgmma.MISALIGNED_B) keeps
-# it for the launches without a cluster. It sits between 1 and 2 on its axis: a step from either.
+# kernel again; where it cuts, it wins (benchmarks/findings.md). cluster=0 (clusters of 2 only at
+# sizes where B's rows are misaligned, wgmma.MISALIGNED_B) cuts in both of its launches, a cluster
+# at a time where it launches clusters; cluster=2 (clusters everywhere, compiled in) is built
+# without stream-K, as it was timed. cluster=0 sits between 1 and 2 on its axis: a step from either.
 # 3xTF32 (float32 on the tensor cores): every tile shape with BK=32 runs within 1% of the others
 # (the instruction stream, not the tile, sets the pace), BK=16 6% behind. Warp tiles hold at most
 # 64 accumulators (and 64 more for the k-slice's partial): MIN_BLOCKS 2 and 128x256 tiles spilled.
@@ -214,8 +215,8 @@ def estimated_registers(p: Params) -> int:
 
 
 def settled(p: Params) -> Params:
-    """The configuration with its derived fields set: wgmma's sk is on exactly where some launch
-    has no cluster (cluster 1, or 0: clusters of 2 at some sizes only)."""
+    """The configuration with its derived fields set: wgmma's sk is on for cluster 1 and 0
+    (clusters of 2 chosen at launch), off for clusters of 2 compiled in."""
     if isinstance(p, WgmmaParams) and p.sk != int(p.cluster < 2):
         return replace(p, sk=int(p.cluster < 2))
     return p

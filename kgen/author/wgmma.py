@@ -34,7 +34,7 @@ class WgmmaParams:
     cluster: int = 1
     group: int = 8  # cluster-tile rows per raster group
     epi: int = 0  # 0: stores from registers; 1: smem tile + TMA store
-    sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (launches with no cluster)
+    sk: int = 0  # 1: stream-K, a last partial round's tiles cut along K (cluster 1 or 0, not 2)
     pp: int = 0  # 1: ping-pong, the consumers take turns with whole bm x bn tiles
     # epi=1: the C tile staged in shared memory whole (1) or half at a time, in two passes (2;
     # the first pass the larger where bn is 192): half the staging area leaves room for a fourth

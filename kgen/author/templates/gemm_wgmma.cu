@@ -19,8 +19,9 @@
 //     chunks into both CTAs); consumers release a stage to every CTA of the cluster (with
 //     CLUSTER_AT_LAUNCH = 1 the launch decides: kgen's builtin author launches clusters only where
 //     B's rows are not 32-byte aligned, where they halve the L2 sectors B costs); with SK = 1
-//     (clusters of 1), the tiles of a last, partial round are cut along K over about 4 CTAs each,
-//     partial sums passed through a static workspace (see "The work of one persistent CTA").
+//     (CLUSTER_M = 1, or the cluster chosen at launch), the tiles of a last, partial round are
+//     cut along K over about 4 CTAs (or clusters) each, partial sums passed through a static
+//     workspace (see "The work of one persistent CTA").
 //     PP = 1 (ping-pong): the consumers take turns instead of sharing each tile: each owns whole
 //     BM x BN tiles (BM = 64 or 128 with BN = 256 / 128: 128 accumulators), the CTA's units going
 //     to consumer 0, 1, 0, ... One consumer's epilogue (stores, stream-K hand-off) then overlaps
@@ -60,7 +61,7 @@
 //           The cluster shape is compiled in (__cluster_dims__), so a plain cuLaunchKernel works;
 //           with CLUSTER_AT_LAUNCH = 1 it is not: the launch gives clusters of CLUSTER_M (with
 //           the extended launch API) or none, and the kernel reads which from %cluster_nctarank
-//           (stream-K then cuts only in launches without a cluster).
+//           (stream-K cuts in both: a cluster's CTAs take the same units).
 //   dynamic smem: SMEM_BYTES = 1024 + STAGES * (BM*BK + BK*BN) * 2
 //           + (EPI ? BM*128*ceil(BN/64/CPASS) : 0) + 256 (PP = 1 with EPI: as much staging
 //           per consumer)
@@ -114,7 +115,7 @@ constexpr int CONSUMERS = 2;     // consumer warpgroups (WS = 1); each owns BM /
 constexpr int GROUP_M = 8;       // cluster-tile rows per raster group (1: row-major tile order)
 constexpr int EPI = 0;           // 0: guarded stores from registers; 1: smem tile + TMA store
 constexpr int CPASS = 1;         // EPI = 1: the tile staged whole (1) or half at a time (2)
-#define SK 0                     // 1: a last, partial round's tiles cut along K (clusters of 1)
+#define SK 0                     // 1: a last, partial round's tiles cut along K (not CLUSTER_M 2)
 #define PP 0                     // 1: consumers take turns, each with whole tiles (WS = 1 only)
 constexpr int REG_PRODUCER = 40, REG_CONSUMER = 232;  // setmaxnreg (used when CONSUMERS >= 2)
 #define KGEN_KERNEL gemm_wgmma_bf16
@@ -502,10 +503,12 @@ __device__ long long kgen_diag_t[DIAG_CTAS * 2 * DIAG_UNITS * DIAG_POINTS];
 // ------------------------------------------------------------------------------------------
 // The work of one persistent CTA (streamk.cuh): units (tile t, k-blocks [kb0, kb1)), identical
 // for the producer and the consumers. With SK = 0 every tile comes whole, one per CTA per round
-// (t = c, c + G, ...). SK = 1 (stream-K, clusters of 1 only) cuts the tiles of a last, partial
-// round along K where few are left over (SK_SPREAD 0: about SK_PIECES CTAs each), partial sums
-// passed between CTAs through a static workspace: slot = the contributor's CTA, one slot per
-// consumer warpgroup (PP = 1: one, the whole tile, whichever consumer had the piece). The
+// (t = c, c + G, ...). SK = 1 (stream-K, with CLUSTER_M = 1 or the cluster chosen at launch)
+// cuts the tiles of a last, partial round along K where few are left over (SK_SPREAD 0: about
+// SK_PIECES CTAs each), partial sums passed between CTAs through a static workspace: slot = the
+// contributor's CTA, one slot per consumer warpgroup (PP = 1: one, the whole tile, whichever
+// consumer had the piece). In a cluster launch the schedule's units are cluster tiles dealt to
+// clusters; each CTA of a cluster does its own rows of them and has its own slot. The
 // workspace is a static __device__ array (zero at module load; 128 KB per
 // CTA slot for 128x256, 20 MiB in all), so the launch contract needs no extra buffer, and every
 // flag is down again when a launch ends. Two launches of one module must not run at once (they
@@ -521,6 +524,7 @@ __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
 __device__ unsigned kgen_sk_flag[SK_SLOTS * SK_SUBS];
 #else
 #define KGEN_STREAM_K 0
+constexpr int SK_SLOTS = 0;  // nothing is cut
 #endif
 #include "streamk.cuh"
 
@@ -740,6 +744,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
   const int ctiles_m = (tiles_m + cm - 1) / cm;  // cluster-tile rows
   const int ntiles = ctiles_m * tiles_n;
   const int cid = blockIdx.x / cm, ncl = gridDim.x / cm;
+  // Stream-K works in clusters: the schedule deals cluster tiles to clusters, the CTAs of a
+  // cluster take the same units (each its own rows of the cluster tile), and each CTA has its
+  // own workspace slot, cid * cm + rank.
+  const bool cut_ok = cm * ncl <= SK_SLOTS;
 
   if (threadIdx.x == 0) {
 #pragma unroll 1
@@ -765,7 +773,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         tma_prefetch(&tmB);
         int s = 0;
         uint32_t ph = 0;
-        Schedule work(ntiles, nkb, cid, ncl, cm == 1);
+        Schedule work(ntiles, nkb, cid, ncl, cut_ok);
         int t, kb0, kb1;
 #pragma unroll 1
         while (work.next(t, kb0, kb1)) {
@@ -800,7 +808,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
       const int pt = threadIdx.x;
       int s = 0;
       uint32_t ph = 0;
-      Schedule work(ntiles, nkb, cid, ncl, cm == 1);
+      Schedule work(ntiles, nkb, cid, ncl, cut_ok);
       int t, kb0, kb1;
 #pragma unroll 1
       while (work.next(t, kb0, kb1)) {
@@ -825,7 +833,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
     float acc[MSUB][ACC_N];
     int s = 0;
     uint32_t ph = 0;
-    Schedule work(ntiles, nkb, cid, ncl, cm == 1);
+    Schedule work(ntiles, nkb, cid, ncl, cut_ok);
     int t, kb0, kb1;
     [[maybe_unused]] int unit = 0, turn = 0;  // PP: the CTA's units so far; this consumer's
     [[maybe_unused]] int diag_unit = -1;
@@ -888,12 +896,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tmA, const CUtensor
         // A CTA publishes at most one piece (its first cut unit), so with PP the slot's one
         // part is the tile's, whichever consumer had it.
         if (kb0 > 0) {
-          sk_publish(acc, cid, PP ? 0 : wg, wg, lt);
+          sk_publish(acc, cid * cm + static_cast<int>(rank), PP ? 0 : wg, wg, lt);
           continue;
         }
         const int last = work.contributors_end(t, cid);
 #pragma unroll 1
-        for (int from = cid + 1; from < last; ++from) sk_absorb(acc, from, PP ? 0 : wg, wg, lt);
+        for (int from = cid + 1; from < last; ++from)
+          sk_absorb(acc, from * cm + static_cast<int>(rank), PP ? 0 : wg, wg, lt);
       }
 #endif
       if (tma_epi)

@@ -35,7 +35,7 @@
 
 struct Schedule {
   int nkb, stride, t_dp, whole, users, i, hi, sk0, q, r;
-  // cut_ok = false: whole tiles only (the wgmma kernel launched with clusters).
+  // cut_ok = false: whole tiles only (the wgmma kernel where its CTAs outnumber the slots).
   __host__ __device__ Schedule(int ntiles, int nkb_, int c, int g, bool cut_ok = true)
       : nkb(nkb_), stride(g), t_dp(c) {
     int cut = 0;

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Twenty-seventh session. From the repository root (carry .deb and .whl), results under $OUT.
+#   bash benchmarks/s27-2026-12-06/device.sh wide   (about 7 minutes)
+#     Does cutting a last, more-than-half-full round over every CTA (streamk.cuh's SK_WIDE 1)
+#     pay where A and B fit in L2? The thirteenth session measured it where B's misaligned rows
+#     bound the ragged size and found nothing; the eighteenth found it costs L2 reuse at 4096^3
+#     (64 MB of operands). bfloat16 at 3072x5120x2048 (aligned, 480 tiles: 3.64 rounds on 132
+#     SMs), 3000x5000x2000 and 4096^3, validated at the timed sizes too, twice, alternating:
+#       wide0: the default and cluster=1 (no cluster, so stream-K may cut), SK_WIDE 0;
+#       wide1: the same, SK_WIDE 1;
+#       cwide: sk-cluster.patch (stream-K in launches with clusters of 2, cut per cluster) with
+#              SK_WIDE 1, the default only (it launches clusters at 3000x5000x2000).
+#   bash benchmarks/s27-2026-12-06/device.sh power   (about 2.5 minutes)
+#     s26's unrun power mode: clocks.py for bfloat16, 6 s runs (2 s unsampled), 3 s gaps, AB BA.
+#   bash benchmarks/s27-2026-12-06/device.sh first   wide, then power at 4096^3 if time is left.
+#   bash benchmarks/s27-2026-12-06/device.sh ccut   (about 3 minutes)
+#     sk-cluster.patch alone (SK_WIDE 0): stream-K in launches with clusters of 2, at sizes whose
+#     rows of B are not 32-byte aligned (N % 16 != 0, so the default launches clusters) and whose
+#     last round has few cluster tiles left over, against the default (which cuts nothing in a
+#     cluster launch); 3000x5000x2000 as a control (nothing cut either way). bfloat16, validated
+#     at the timed sizes, twice, alternating.
+#   bash benchmarks/s27-2026-12-06/device.sh stamps   (about 2 minutes)
+#     cutstamps.py: the default's per-unit stamps (clock64 and %globaltimer) with SK_WIDE 0 and 1
+#     at 3072x5120x2048 and 3000x5000x2000, raw, into cutstamps.npz: where the cut round's time
+#     goes.
+# Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
+# 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
+# LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
+# (reworded: SK_SLOTS is 0 where stream-K is off), so ccut runs against a checkout before it.
+# LIMIT (seconds, default 565) bounds every mode.
+set -uo pipefail
+what=${1:-first}
+LIMIT=${LIMIT:-565}
+source scripts/device-env.sh  # also sets and makes $OUT
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
+  | tee "$OUT/gpu.txt"
+sizes=3072x5120x2048,3000x5000x2000,4096x4096x4096
+wide_configs() {  # NAME SET...
+  local name=$1; shift
+  local sets=(); for x in "$@"; do sets+=(--set "$x"); done
+  timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype bfloat16 --arch sm_90a \
+    --budget 0.5 --sizes $sizes --check-timed "${sets[@]}" --json "/tmp/$name.json" 2>&1 \
+    | tee "$OUT/$name.log"
+}
+wide_on() { sed -i 's/^#define SK_WIDE 0/#define SK_WIDE 1/' kgen/author/templates/streamk.cuh
+  grep -q '^#define SK_WIDE 1' kgen/author/templates/streamk.cuh; }
+if [ "$what" = wide ] || [ "$what" = first ]; then
+  for rep in 1 2; do
+    wide_configs "wide0-$rep" "" "cluster=1"
+    wide_on || exit 1
+    wide_configs "wide1-$rep" "" "cluster=1"
+    git apply benchmarks/s27-2026-12-06/sk-cluster.patch || exit 1
+    wide_configs "cwide-$rep" ""
+    git apply -R benchmarks/s27-2026-12-06/sk-cluster.patch || exit 1
+    sed -i 's/^#define SK_WIDE 1/#define SK_WIDE 0/' kgen/author/templates/streamk.cuh
+  done
+fi
+if [ "$what" = ccut ]; then
+  sizes=2432x1800x4096,2688x2040x8192,4224x4344x2048,3000x5000x2000
+  for rep in 1 2; do
+    wide_configs "ccut0-$rep" ""
+    git apply benchmarks/s27-2026-12-06/sk-cluster.patch || exit 1
+    wide_configs "ccut1-$rep" ""
+    git apply -R benchmarks/s27-2026-12-06/sk-cluster.patch || exit 1
+  done
+fi
+if [ "$what" = stamps ]; then
+  timeout $((LIMIT - SECONDS)) python3 benchmarks/s27-2026-12-06/cutstamps.py 2>&1 \
+    | tee "$OUT/cutstamps.log"
+fi
+power() {  # SIZES: MxNxK,... (empty: the bench sizes)
+  timeout $((LIMIT - SECONDS)) python3 benchmarks/s26-2026-12-06/clocks.py clocks \
+    --dtypes bfloat16 --seconds 6 --settle 2 --gap 3 --sizes "${1:-}" 2>&1 | tee "$OUT/power.log"
+}
+if [ "$what" = power ]; then power; fi
+if [ "$what" = first ]; then
+  if [ $((LIMIT - SECONDS)) -gt 60 ]; then power 4096x4096x4096
+  else echo "power: only $((LIMIT - SECONDS)) s left, not run"; fi
+fi

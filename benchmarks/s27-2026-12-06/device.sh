@@ -23,6 +23,13 @@
 #     cutstamps.py: the default's per-unit stamps (clock64 and %globaltimer) with SK_WIDE 0 and 1
 #     at 3072x5120x2048 and 3000x5000x2000, raw, into cutstamps.npz: where the cut round's time
 #     goes.
+#   bash benchmarks/s27-2026-12-06/device.sh bn320   (about 3 minutes)
+#     128x320 tiles (an n256 and an n64 wgmma per k16 step, 160 accumulators a consumer thread,
+#     3 stages; cuBLAS's tile at 8192^3): 384 tiles at 3000x5000x2000 are 2.91 rounds on 132 SMs,
+#     where 128x256 makes 480 (3.64). bn320.patch (BN = 320 in the template and the space's
+#     checks; clusters may split an odd number of B chunks) against the default at the bench sizes
+#     and 3072x5120x2048, validated at the timed sizes, twice. Ran on an H100 (h100-bn320/) on
+#     5e614dd with the patch applied: it lost at every size, so main does not have it.
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
 # LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
@@ -67,6 +74,12 @@ fi
 if [ "$what" = stamps ]; then
   timeout $((LIMIT - SECONDS)) python3 benchmarks/s27-2026-12-06/cutstamps.py 2>&1 \
     | tee "$OUT/cutstamps.log"
+fi
+if [ "$what" = bn320 ]; then
+  sizes=3000x5000x2000,3072x5120x2048,4096x4096x4096,8192x8192x8192
+  git apply benchmarks/s27-2026-12-06/bn320.patch || exit 1
+  for rep in 1 2; do wide_configs "bn320-$rep" "" "bn=320 stages=3"; done
+  git apply -R benchmarks/s27-2026-12-06/bn320.patch
 fi
 power() {  # SIZES: MxNxK,... (empty: the bench sizes)
   timeout $((LIMIT - SECONDS)) python3 benchmarks/s26-2026-12-06/clocks.py clocks \

@@ -30,6 +30,8 @@
 #     checks; clusters may split an odd number of B chunks) against the default at the bench sizes
 #     and 3072x5120x2048, validated at the timed sizes, twice. Ran on an H100 (h100-bn320/) on
 #     5e614dd with the patch applied: it lost at every size, so main does not have it.
+#   bash benchmarks/s27-2026-12-06/device.sh tests   (up to LIMIT)
+#     make test-gpu (8 workers), with the stream-K test's new sizes (cuts over clusters of 2).
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
 # LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
@@ -80,6 +82,10 @@ if [ "$what" = bn320 ]; then
   git apply benchmarks/s27-2026-12-06/bn320.patch || exit 1
   for rep in 1 2; do wide_configs "bn320-$rep" "" "bn=320 stages=3"; done
   git apply -R benchmarks/s27-2026-12-06/bn320.patch
+fi
+if [ "$what" = tests ]; then
+  timeout $((LIMIT - SECONDS)) python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -15
 fi
 power() {  # SIZES: MxNxK,... (empty: the bench sizes)
   timeout $((LIMIT - SECONDS)) python3 benchmarks/s26-2026-12-06/clocks.py clocks \

@@ -80,34 +80,47 @@ def phases(stamps: np.ndarray) -> dict[str, float]:
     return {**sums, "units": units, "first_units": firsts, "ramp_first": ramp_first}
 
 
-def run_size(spec, runners: dict[str, tuple[Runner, cp.RawModule]], size: tuple[int, int, int]
-             ) -> dict:
-    m, n, k = size
+def inputs(spec, m: int, n: int, k: int) -> tuple[dict, dict, torch.Tensor]:
+    """The sizes, bfloat16 gemm buffers at them with random A and B, and A @ B in float32."""
     sizes = {"M": m, "N": n, "K": k}
     buffers = allocate(spec, sizes, "bfloat16")
     buffers["A"].data.copy_(torch.randn(m, k, device="cuda").to(torch.bfloat16))
     buffers["B"].data.copy_(torch.randn(k, n, device="cuda").to(torch.bfloat16))
-    want = buffers["A"].data.float() @ buffers["B"].data.float()
+    return sizes, buffers, buffers["A"].data.float() @ buffers["B"].data.float()
+
+
+def checked_ms(runner: Runner, sizes: dict, buffers: dict, want: torch.Tensor, what: str
+               ) -> tuple[list, float]:
+    """The launch's calls, checked once against `want` (C poisoned first), and its time: the
+    median of 5 runs of 20 launches back to back (the GPU never waits for the host)."""
+    calls = runner.prepare(buffers, sizes)
+    buffers["C"].data.fill_(float("nan"))
+    runner.launch(calls)
+    torch.cuda.synchronize()
+    err = ((buffers["C"].data.float() - want).abs().max() / want.abs().max()).item()
+    assert err < 2e-2, f"{what}: relative error {err}"
+    for _ in range(3):
+        runner.launch(calls)
+    times = []
+    for _ in range(5):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(20):
+            runner.launch(calls)
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / 20)
+    return calls, statistics.median(times)
+
+
+def run_size(spec, runners: dict[str, tuple[Runner, cp.RawModule]], size: tuple[int, int, int]
+             ) -> dict:
+    m, n, k = size
+    sizes, buffers, want = inputs(spec, m, n, k)
     out: dict = {"size": f"{m}x{n}x{k}"}
     for label, (runner, mod) in runners.items():
-        calls = runner.prepare(buffers, sizes)
-        buffers["C"].data.fill_(float("nan"))
-        runner.launch(calls)
-        torch.cuda.synchronize()
-        err = ((buffers["C"].data.float() - want).abs().max() / want.abs().max()).item()
-        assert err < 2e-2, f"{label} at {out['size']}: relative error {err}"
-        times = []
-        for _ in range(3):
-            runner.launch(calls)
-        for _ in range(5):  # 20 launches back to back (the GPU never waits for the host)
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            for _ in range(20):
-                runner.launch(calls)
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) / 20)
-        out[f"{label}_ms"] = statistics.median(times)
+        calls, out[f"{label}_ms"] = checked_ms(runner, sizes, buffers, want,
+                                               f"{label} at {out['size']}")
         out[f"{label}_cluster"] = list(calls[0].cluster)
         if label == "diag":
             stamps = cp.ndarray(DIAG, dtype=cp.int64, memptr=mod.get_global("kgen_diag_t"))

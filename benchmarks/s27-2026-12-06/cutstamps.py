@@ -21,7 +21,6 @@ import importlib.util
 import json
 import os
 import re
-import statistics
 import tempfile
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from kgen.arch import parse_arch
 from kgen.author import space, wgmma
 from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op
-from sandbox.launch import Runner, allocate, device_limits
+from sandbox.launch import Runner, device_limits
 
 _here = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location(
@@ -87,32 +86,11 @@ def main() -> None:
             runners[diag] = (Runner(functions, contract, limits), mod)
         for item in args.sizes.split(","):
             m, n, k = (int(v) for v in item.split("x"))
-            sizes = {"M": m, "N": n, "K": k}
-            buffers = allocate(spec, sizes, "bfloat16")
-            buffers["A"].data.copy_(torch.randn(m, k, device="cuda").to(torch.bfloat16))
-            buffers["B"].data.copy_(torch.randn(k, n, device="cuda").to(torch.bfloat16))
-            want = buffers["A"].data.float() @ buffers["B"].data.float()
+            sizes, buffers, want = phases_mod.inputs(spec, m, n, k)
             row: dict = {"size": item, "wide": wide}
             for diag, (runner, mod) in runners.items():
-                calls = runner.prepare(buffers, sizes)
-                buffers["C"].data.fill_(float("nan"))
-                runner.launch(calls)
-                torch.cuda.synchronize()
-                err = ((buffers["C"].data.float() - want).abs().max() / want.abs().max()).item()
-                assert err < 2e-2, f"wide {wide} diag {diag} at {item}: relative error {err}"
-                for _ in range(3):
-                    runner.launch(calls)
-                times = []
-                for _ in range(5):
-                    a = torch.cuda.Event(enable_timing=True)
-                    b = torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    for _ in range(20):
-                        runner.launch(calls)
-                    b.record()
-                    b.synchronize()
-                    times.append(a.elapsed_time(b) / 20)
-                row["diag_ms" if diag else "ms"] = statistics.median(times)
+                calls, row["diag_ms" if diag else "ms"] = phases_mod.checked_ms(
+                    runner, sizes, buffers, want, f"wide {wide} diag {diag} at {item}")
                 row["grid"] = list(calls[0].grid)
                 row["cluster"] = list(calls[0].cluster)
                 if diag:

@@ -188,24 +188,38 @@ def test_simt_tiles_above_48_kib_use_dynamic_shared_memory():
     assert not any("shared memory" in why for why in problems(big, target, "float32"))
 
 
-def test_simt_stream_k_leads_and_its_one_tile_twin_is_a_neighbour():
-    """sk=1 (persistent, stream-K) is the float32 default since the H200 timed its current main
-    loop (faster at every bench size, 1.4% slower per tile where nothing is cut: the model's
-    score); the one-tile grid is its neighbour. sk=1 is valid only where one block fills an SM's
-    registers (a persistent grid of one CTA per SM would otherwise run at half occupancy); its
-    contract grid is one CTA per SM, never more than the tiles, and its choices line reads back."""
+def test_simt_default_runs_the_one_tile_grid_where_its_last_round_is_nearly_full():
+    """sk=2, the float32 default: one file with both kernels, the one-tile grid launched where at
+    most 1/25 of its CTA slots would idle in the last round (4096^3 and 8192^3 on 132 SMs: 3%),
+    the persistent stream-K kernel elsewhere (3000x5000x2000: 9%). sk=1 alone (persistent
+    everywhere; the model scores its per-tile cost) is a neighbour, and the one-tile grid alone
+    is one of sk=1's. Stream-K is valid only where one block fills an SM's registers (a
+    persistent grid of one CTA per SM would otherwise run at half occupancy); the persistent grid
+    is one CTA per SM, never more than the tiles, and the choices line reads back."""
     target = arch("sm_90")
-    twin = default(target, "float32")
-    assert twin.sk == 1
-    first = dataclasses.replace(twin, sk=0)
-    assert first in neighbours(twin, target, "float32")
-    assert model.estimate(twin, target).score < model.estimate(first, target).score
-    assert problems(SimtParams(128, 128, 8, 8, 8, 2, 4, sk=1), target, "float32")
-    assert problems(SimtParams(128, 128, 16, 8, 16, 2, 4, sk=1), target, "float32")  # 128 threads
-    assert parse_choices(twin.choices) == twin
-    source = render(twin, "float32")
-    assert "grid=(min(SMS, cdiv(M,128) * cdiv(N,256)))" in source and "#define SK 1" in source
-    assert "grid=(cdiv(N,256), cdiv(M,128))" in render(first, "float32")
+    both = default(target, "float32")
+    assert both.sk == 2
+    stream_k, one_tile = dataclasses.replace(both, sk=1), dataclasses.replace(both, sk=0)
+    assert stream_k in neighbours(both, target, "float32")
+    assert one_tile in neighbours(stream_k, target, "float32")
+    assert model.estimate(stream_k, target).score < model.estimate(both, target).score
+    for sk in (1, 2):
+        assert problems(SimtParams(128, 128, 8, 8, 8, 2, 4, sk=sk), target, "float32")
+        assert problems(SimtParams(128, 128, 16, 8, 16, 2, 4, sk=sk), target, "float32")  # 128
+    assert problems(dataclasses.replace(both, sk=3), target, "float32")
+    assert parse_choices(both.choices) == both
+    source = render(both, "float32")
+    assert "#define SK 1" in source and "#define KGEN_STREAM_K 0" in source
+    contract, errors = parse_contract(source, SPEC)
+    assert contract is not None, errors
+    kernels = {}
+    for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (3000, 5000, 2000)):
+        (launch,) = contract.launches_at({"M": m, "N": n, "K": k, "SMS": 132})
+        kernels[m] = launch.kernel, launch.dims({"M": m, "N": n, "K": k, "SMS": 132})[0]
+    assert kernels == {4096: ("gemm_simt_f32", (16, 32)), 8192: ("gemm_simt_f32", (32, 64)),
+                       3000: ("gemm_simt_f32_sk", (132,))}
+    assert "grid=(min(SMS, cdiv(M,128) * cdiv(N,256)))" in render(stream_k, "float32")
+    assert "grid=(cdiv(N,256), cdiv(M,128))" in render(one_tile, "float32")
 
 
 def test_a_tall_tile_has_its_wide_twin_as_a_neighbour():
@@ -658,6 +672,33 @@ def test_simt_stream_k_is_correct_where_it_cuts_tiles():
     result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
     assert len(result.timings) == 4
+
+
+@pytest.mark.gpu
+def test_simt_default_is_correct_through_either_kernel():
+    """The float32 default (sk=2) on 132 SMs: 4224x4096x512 fills four whole rounds of 128x256
+    tiles, so the one-tile grid runs; 2432x1792x512 leaves one tile over (133), so the persistent
+    kernel runs and cuts it; 1999x2601x301 (176 tiles, odd K and N) takes the persistent kernel's
+    guarded loads. Every output is checked before and after the timed launches."""
+    from kgen.arch import local_gpu
+    from kgen.gpu.evaluate import EvalOptions, evaluate
+
+    found = local_gpu()
+    if found is None or found[1].major_minor != 90:
+        pytest.skip("needs an sm_90 GPU (132 SMs: the sizes are chosen for it)")
+    target = arch("sm_90")
+    source = render(default(target, "float32"), "float32")
+    contract, _ = parse_contract(source, SPEC)
+    assert contract is not None
+    sizes = ({"M": 4224, "N": 4096, "K": 512}, {"M": 2432, "N": 1792, "K": 512},
+             {"M": 1999, "N": 2601, "K": 301})
+    kernels = [launch.kernel for s in sizes for launch in contract.launches_at(s | {"SMS": 132})]
+    assert kernels == ["gemm_simt_f32", "gemm_simt_f32_sk", "gemm_simt_f32_sk"]
+    compiled = compile_source(source, target)
+    options = EvalOptions(bench_sizes=sizes, bench_budget_s=0.3)
+    result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
+    assert result is not None and result.passed, result and result.message
+    assert len(result.timings) == 3
 
 
 @pytest.mark.gpu

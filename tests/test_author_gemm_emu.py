@@ -61,6 +61,25 @@ def test_the_stream_k_kernel_computes_gemm(tmp_path, m, n, k):
 
 
 @emulator
+@pytest.mark.parametrize("m, n, k, kernel", [
+    (100, 700, 40, "gemm_simt_f32"),      # 3 tiles on 3 SMs: a whole round, the one-tile grid
+    (256, 512, 48, "gemm_simt_f32_sk"),   # 4 tiles: 2 of 6 slots would idle, stream-K cuts
+])
+def test_the_default_runs_either_kernel_by_size(tmp_path, m, n, k, kernel):
+    """sk=2: both kernels in one file, the launch line chosen by how full the one-tile grid's
+    last round would be."""
+    from kgen.contract import SMS
+    from kgen.loop.candidate import parse_contract
+
+    source = render(SimtParams(128, 256, 16, 8, 16, 2, 4, sk=2), "float32")
+    contract, _ = parse_contract(source, SPEC)
+    assert contract is not None
+    (launch,) = contract.launches_at({"M": m, "N": n, "K": k, SMS: EMULATED_SMS})
+    assert launch.kernel == kernel
+    assert max_error(source, m, n, k, tmp_path) == 0.0
+
+
+@emulator
 def test_a_stream_k_owner_that_skips_a_contributor_is_caught(tmp_path):
     """The check can fail: an owner that adds none of its contributors' partial tiles leaves
     their k-blocks out of C."""

@@ -32,6 +32,10 @@
 #     5e614dd with the patch applied: it lost at every size, so main does not have it.
 #   bash benchmarks/s27-2026-12-06/device.sh tests   (up to LIMIT)
 #     make test-gpu (8 workers), with the stream-K test's new sizes (cuts over clusters of 2).
+#   bash benchmarks/s27-2026-12-06/device.sh simt2   (about 5 minutes)
+#     The float32 default's new form, sk=2 (both SIMT kernels in one file, the one-tile grid where
+#     its last round is nearly full): its GPU tests, then sk=2 against sk=1 and sk=0 at the bench
+#     sizes and 4224x4096x4096, validated at the timed sizes too, twice.
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
 # LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
@@ -86,6 +90,16 @@ fi
 if [ "$what" = tests ]; then
   timeout $((LIMIT - SECONDS)) python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
     | tee "$OUT/test-gpu.log" | tail -15
+fi
+if [ "$what" = simt2 ]; then
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+    -k "simt_default_is_correct or simt_stream_k_is_correct" tests/test_author.py 2>&1 \
+    | tee "$OUT/simt2-tests.log" | tail -3
+  for rep in 1 2; do
+    timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
+      --budget 0.4 --sizes 4096x4096x4096,8192x8192x8192,3000x5000x2000,4224x4096x4096 \
+      --check-timed --set "" --set "sk=1" --set "sk=0" 2>&1 | tee "$OUT/simt2-$rep.log"
+  done
 fi
 power() {  # SIZES: MxNxK,... (empty: the bench sizes)
   timeout $((LIMIT - SECONDS)) python3 benchmarks/s26-2026-12-06/clocks.py clocks \

@@ -63,11 +63,11 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
     # ran 1.02x of cuBLAS where the SIMT default runs 0.93-1.00x (H200), so a little above SIMT.
     tensor = {"mma": 16.0, "wgmma": 32.0, "tf32x3": 1.3}.get(p.template, 1.0)
     vector = 0.9 if isinstance(p, SimtParams) and p.vec == 1 else 1.0
-    # The persistent stream-K SIMT kernel runs 1.4% slower per tile than the one-tile grid on the
-    # H200 (4224x4096x4096, nothing cut; its first version 7%) and makes up for it wherever a
-    # partial last round is left (0.6-6% faster at the three bench sizes). The model sees no
-    # sizes, so it scores the per-tile cost and the default (space.py) carries the rest.
-    persistent = 0.986 if isinstance(p, SimtParams) and p.sk else 1.0
+    # The persistent stream-K SIMT kernel runs slower per tile than the one-tile grid (1.4% on the
+    # H200, about 4% on an H100 since the one-tile grid's 32-bit indices) and makes up for it
+    # where a partial last round would idle many SMs. The model sees no sizes, so it scores the
+    # per-tile cost of sk=1 alone; sk=2 runs the one-tile grid where that round is nearly full.
+    persistent = 0.986 if isinstance(p, SimtParams) and p.sk == 1 else 1.0
     score = intensity * occupancy * pipeline * tensor * vector * persistent
     return Estimate(round(score, 2), regs, blocks, warps, intensity)
 

@@ -3,9 +3,11 @@ tile BMxBNxBK, thread tile TMxTN, float4 when it can. float32, and the float16/b
 where tensor cores are not used.
 
 sk=1 makes it persistent (one CTA per SM) with stream-K (templates/streamk.cuh): the last tiles
-are dealt evenly over all CTAs along K, so a partial last round leaves no SM idle. It is a
-searched step, not the default: its first version ran 7% slower per tile than the one-tile grid,
-and the current one, whose main loop reads as the one-tile grid's in SASS, is not yet timed."""
+are dealt evenly over all CTAs along K, so a partial last round leaves no SM idle, at a cost per
+tile (about 4% on an H100 where nothing is cut). sk=2 puts both kernels in one file and picks one
+per size at launch: the one-tile grid where its last round is nearly full (at most 1/ONE_TILE_IDLE
+of its CTA slots idle), the persistent kernel elsewhere (benchmarks/findings.md, twenty-seventh
+session)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ class SimtParams:
     vec: int = 4  # width of the global loads/stores on the fast path (4 = float4, 1 = scalar)
     swz: int = 0  # 1: the A tile unpadded and XOR-swizzled (chosen when a profile shows bank
     #               conflicts; not part of the searched space otherwise)
-    sk: int = 0  # 1: persistent, stream-K spread over every CTA (a searched step, see above)
+    sk: int = 0  # 1: persistent, stream-K spread over every CTA; 2: by size (see above)
 
     template = "simt"
 
@@ -51,24 +53,53 @@ class SimtParams:
 _SWITCH = {"float16": "#define KGEN_HALF 1\n", "bfloat16": "#define KGEN_BF16 1\n"}
 
 
+# sk=2 runs the one-tile grid where at most 1/ONE_TILE_IDLE of its CTA slots idle in the last
+# round. On an H100 the persistent kernel cost about 4% a tile against the one-tile grid (4096^3,
+# 3% of the slots idle: 1.0% slower; 8192^3, 3%: 1.2% slower; 3000x5000x2000, 9%: 4% faster), so
+# the one-tile grid wins where less than about 4% would idle.
+ONE_TILE_IDLE = 25
+
+
 def render(p: SimtParams, dtype: str) -> str:
     """The full .cu source (contract header first) for these parameters and dtype."""
     info = DTYPES[dtype]
     name = f"gemm_simt_{info.short}"
+    tiles = f"cdiv(M,{p.bm}) * cdiv(N,{p.bn})"
+    slots = f"cdiv({tiles}, SMS) * SMS"  # the one-tile grid's CTA slots: whole rounds
+    tail = f"block=({p.threads}) smem={p.smem_bytes} args=(A, B, C, M, N, K)"
     # Stream-K is persistent: one CTA per SM at most, never more than there are tiles.
-    grid = (f"min(SMS, cdiv(M,{p.bm}) * cdiv(N,{p.bn}))" if p.sk
-            else f"cdiv(N,{p.bn}), cdiv(M,{p.bm})")
-    launch = (f"{name} grid=({grid}) block=({p.threads}) smem={p.smem_bytes} "
-              "args=(A, B, C, M, N, K)")
+    persistent = f"grid=(min(SMS, {tiles})) {tail}"
+    one_tile = f"grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) {tail}"
+    launch: str | tuple[str, ...] = f"{name} {persistent if p.sk == 1 else one_tile}"
+    if p.sk == 2:
+        idle = f"({slots} - {tiles}) * {ONE_TILE_IDLE}"
+        launch = (f"{name}_sk {persistent} when=({idle} > {slots})",
+                  f"{name} {one_tile} when=({idle} <= {slots})")
+    form = ("", ", persistent with stream-K for a last partial round",
+            ", one tile per CTA where its last round is nearly full, else persistent with "
+            "stream-K")[p.sk]
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
-             f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}"
-             f"{', persistent with stream-K for a last partial round' * bool(p.sk)}, float32 "
+             f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}{form}, float32 "
              "accumulation; any M, N, K.\n"
              "// C[M,N] = A[M,K] @ B[K,N], all row-major.")
     params = ((f"#include <{info.header}>\n" if info.header else "") + _SWITCH.get(dtype, "")
               + f"typedef {info.ctype} T;\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, TM = {p.tm}, TN = {p.tn};\n"
               f"constexpr int STAGES = {p.stages}, VEC = {p.vec}, SWZ = {p.swz};\n"
-              f"#define SK {p.sk}\n")
-    return contract_header("gemm", dtype, p.choices, launch, about) + fill("gemm_simt", params,
-                                                                           name)
+              f"#define SK {min(p.sk, 1)}\n")
+    source = fill("gemm_simt", params, name)
+    if p.sk == 2:
+        source = _both_kernels(source, name)
+    return contract_header("gemm", dtype, p.choices, launch, about) + source
+
+
+def _both_kernels(source: str, name: str) -> str:
+    """The stream-K build's kernel renamed {name}_sk, then the same kernel text again compiled as
+    the one-tile grid (KGEN_STREAM_K 0): each reads exactly as the file built for it alone."""
+    at = source.index('extern "C" __global__')
+    head, kernel = source[:at], source[at:]
+    signature = f"\n{name}(const T*"
+    assert kernel.count(signature) == 1
+    return (head + kernel.replace(signature, f"\n{name}_sk(const T*") + "\n"
+            "// The one-tile grid: the same kernel text without stream-K.\n"
+            "#undef KGEN_STREAM_K\n#define KGEN_STREAM_K 0\n" + kernel)

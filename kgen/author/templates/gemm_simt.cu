@@ -12,7 +12,10 @@
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
 // that no SM waits out a partial last round. Its main loop reads close to SK 0's in SASS (see the
-// kernel); it is the float32 default (space.py; the timings are in benchmarks/findings.md).
+// kernel), but it costs about 4% a tile on an H100. The float32 default (kgen's sk=2) renders the
+// kernel twice, this build named *_sk and then the same text with KGEN_STREAM_K 0 (the one-tile
+// grid), and launches the one-tile grid where its last round is nearly full (kgen/author/simt.py;
+// the timings are in benchmarks/findings.md).
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
 // at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
 // block=((BM/TM)*(BN/TN)) smem=STAGES*BK*(LDA+BN)*4 (dynamic shared memory, so that tiles above
@@ -84,22 +87,21 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #endif
 #include "streamk.cuh"
 
-// How an interior tile's plain loads index A and B: with 32-bit element indices where they reach
-// (fewer than 2^31 elements, 8 GiB of float32). ptxas recomputes 64-bit index arithmetic each
-// k-tile at the register cap rather than hold it: in the one-tile grid it cost 33 instructions and
-// 52 issue cycles a k-tile. The persistent kernel indexes only B's loads so: with A's too, ptxas
-// allocated its main loop's registers with three times the FFMA register-bank conflicts, and it
-// ran 5% slower (benchmarks/findings.md, twenty-sixth session).
-#if KGEN_STREAM_K
-typedef size_t AIndex;
-#else
-typedef unsigned AIndex;
-#endif
-typedef unsigned BIndex;
-
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
             int M, int N, int K) {
+  // How an interior tile's plain loads index A and B: with 32-bit element indices where they
+  // reach (fewer than 2^31 elements, 8 GiB of float32). ptxas recomputes 64-bit index arithmetic
+  // each k-tile at the register cap rather than hold it: in the one-tile grid it cost 33
+  // instructions and 52 issue cycles a k-tile. The persistent kernel indexes only B's loads so:
+  // with A's too, ptxas allocated its main loop's registers with three times the FFMA
+  // register-bank conflicts, and it ran 5% slower (benchmarks/findings.md, twenty-sixth session).
+#if KGEN_STREAM_K
+  typedef size_t AIndex;
+#else
+  typedef unsigned AIndex;
+#endif
+  typedef unsigned BIndex;
   extern __shared__ __align__(16) float smem[];
   float (*As)[BK][LDA] = reinterpret_cast<float (*)[BK][LDA]>(smem);
   float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + STAGES * BK * LDA);

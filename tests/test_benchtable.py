@@ -169,7 +169,7 @@ def test_gemm_configs_changes_the_default_and_names_what_it_cannot():
         configure("sm_90", "int32", "")
     with pytest.raises(SystemExit, match="--arch sm_999"):
         configure("sm_999", "float32", "")
-    with pytest.raises(SystemExit, match="stream-K pieces are per CTA"):
+    with pytest.raises(SystemExit, match="stream-K is built where the launch picks the cluster"):
         configure("sm_90a", "bfloat16", "sk=1 cluster=2")
     stream_k = configure("sm_90a", "bfloat16", "sk=1")
     assert stream_k.sk == 1 and " sk=1 " in f"{stream_k.choices} "

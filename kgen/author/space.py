@@ -195,7 +195,8 @@ def _wgmma_problems(p: WgmmaParams, arch: Arch, dtype: str) -> list[str]:
         out.append(f"clusters of 2 split B's 64-column chunks evenly (cluster={p.cluster}: "
                    f"{'always' if p.cluster else 'where N % 16 != 0'}), not {p.bn // 64}")
     if p.sk and p.cluster > 1:
-        out.append("stream-K pieces are per CTA: clusters of 1 only")
+        out.append("stream-K is built where the launch picks the cluster (cluster 1 or 0), not "
+                   "for clusters of 2 compiled in")
     if p.cpass not in (1, 2):
         out.append(f"cpass={p.cpass}: the C tile is staged whole (1) or in two halves (2)")
     elif p.cpass == 2 and (not p.epi or p.bn < 128):

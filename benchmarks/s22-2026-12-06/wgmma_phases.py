@@ -89,10 +89,9 @@ def inputs(spec, m: int, n: int, k: int) -> tuple[dict, dict, torch.Tensor]:
     return sizes, buffers, buffers["A"].data.float() @ buffers["B"].data.float()
 
 
-def checked_ms(runner: Runner, sizes: dict, buffers: dict, want: torch.Tensor, what: str
-               ) -> tuple[list, float]:
-    """The launch's calls, checked once against `want` (C poisoned first), and its time: the
-    median of 5 runs of 20 launches back to back (the GPU never waits for the host)."""
+def checked(runner: Runner, sizes: dict, buffers: dict, want: torch.Tensor, what: str) -> list:
+    """The launch's calls at `sizes`, run once on C poisoned with NaN and checked against `want`,
+    then three more times (warm)."""
     calls = runner.prepare(buffers, sizes)
     buffers["C"].data.fill_(float("nan"))
     runner.launch(calls)
@@ -101,6 +100,14 @@ def checked_ms(runner: Runner, sizes: dict, buffers: dict, want: torch.Tensor, w
     assert err < 2e-2, f"{what}: relative error {err}"
     for _ in range(3):
         runner.launch(calls)
+    return calls
+
+
+def checked_ms(runner: Runner, sizes: dict, buffers: dict, want: torch.Tensor, what: str
+               ) -> tuple[list, float]:
+    """`checked`'s calls and their time: the median of 5 runs of 20 launches back to back (the
+    GPU never waits for the host)."""
+    calls = checked(runner, sizes, buffers, want, what)
     times = []
     for _ in range(5):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)

@@ -37,7 +37,8 @@
 #     its last round is nearly full): its GPU tests, then sk=2 against sk=1 and sk=0 at the bench
 #     sizes and 4224x4096x4096, validated at the timed sizes too, twice.
 #   bash benchmarks/s27-2026-12-06/device.sh simt2q   (about 2 minutes)
-#     simt2's timing alone, once, at the bench sizes (what the device time left allowed).
+#     sk=2 against sk=1 alone, once, at the bench sizes, validated there (what the device time
+#     left allowed).
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
 # LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
@@ -105,7 +106,7 @@ if [ "$what" = simt2 ]; then
 fi
 if [ "$what" = simt2q ]; then
   timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
-    --budget 0.3 --check-timed --set "" --set "sk=1" --set "sk=0" 2>&1 | tee "$OUT/simt2q.log"
+    --budget 0.3 --check-timed --set "" --set "sk=1" 2>&1 | tee "$OUT/simt2q.log"
 fi
 power() {  # SIZES: MxNxK,... (empty: the bench sizes)
   timeout $((LIMIT - SECONDS)) python3 benchmarks/s26-2026-12-06/clocks.py clocks \

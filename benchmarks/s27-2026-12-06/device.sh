@@ -39,6 +39,7 @@
 #   bash benchmarks/s27-2026-12-06/device.sh simt2q   (about 2 minutes)
 #     sk=2 against sk=1 alone, once, at the bench sizes, validated there (what the device time
 #     left allowed).
+# simt2 and simt2q did not run: the device time ran out (starts that found no machine).
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
 # LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch

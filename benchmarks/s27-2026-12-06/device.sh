@@ -42,8 +42,9 @@
 # simt2 and simt2q did not run: the device time ran out (starts that found no machine).
 # Ran: first on an H100 (h100-wide/, LIMIT=560), ccut on an H100 (h100-ccut/, LIMIT=400), both on
 # 36771ed with benchmarks/gemm_configs.py's --check-timed added; stamps on an H100 (h100-stamps/,
-# LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same code). main now has sk-cluster.patch
-# (reworded: SK_SLOTS is 0 where stream-K is off), so ccut runs against a checkout before it.
+# LIMIT=300; cutstamps.py's macro text was re-wrapped for line length after it ran, the same
+# code). main now has sk-cluster.patch (reworded: SK_SLOTS is 0 where stream-K is off), so ccut
+# runs against a checkout before it.
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-first}

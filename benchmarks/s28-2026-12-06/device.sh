@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Twenty-eighth session. From the repository root (carry .deb and .whl), results under $OUT.
+#   bash benchmarks/s28-2026-12-06/device.sh simt   (about 8 minutes)
+#     The float32 default's form since the twenty-seventh session, sk=2 (both SIMT kernels in one
+#     file, the one-tile grid where its last round is nearly full), never run on a GPU: its GPU
+#     tests, then on an H200 bench_table's float32 gemm rows (the README's table), then sk=2
+#     against sk=1 and sk=0 at the bench sizes, validated at the timed sizes, twice, as time
+#     allows.
+#   bash benchmarks/s28-2026-12-06/device.sh full   (up to LIMIT)
+#     On an H200, bench_table's float32 gemm rows first; then make test-gpu (8 workers) on main,
+#     whose last full GPU run (twenty-seventh session) came before sk=2.
+# LIMIT (seconds, default 565) bounds every mode.
+set -uo pipefail
+what=${1:-simt}
+LIMIT=${LIMIT:-565}
+source scripts/device-env.sh  # also sets and makes $OUT
+nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
+  | tee "$OUT/gpu.txt"
+bench_f32() {
+  timeout $((LIMIT - SECONDS)) python3 -m benchmarks.bench_table --dtypes float32 --ops "" \
+    --out /tmp/bench 2>&1 | tee "$OUT/bench-f32.log" | tail -20
+  cp /tmp/bench/bench-*.json "$OUT/" 2>/dev/null
+}
+if [ "$what" = simt ]; then
+  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+    -k "simt_default_is_correct or simt_stream_k_is_correct" tests/test_author.py 2>&1 \
+    | tee "$OUT/simt-tests.log" | tail -3
+  if grep -q H200 "$OUT/gpu.txt"; then bench_f32; fi  # the README's table is the H200's
+  for rep in 1 2; do
+    timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
+      --budget 0.4 --check-timed --set "" --set "sk=1" --set "sk=0" 2>&1 | tee "$OUT/simt-ab$rep.log"
+  done
+fi
+if [ "$what" = full ]; then
+  if grep -q H200 "$OUT/gpu.txt"; then bench_f32; fi
+  timeout $((LIMIT - SECONDS)) python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -15
+fi

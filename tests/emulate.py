@@ -13,6 +13,7 @@ descriptors, clusters."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -175,12 +176,11 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     values = {**spec.sizes_of(sizes), SMS: sms}
-    (launch,) = contract.launches_at(values)  # a file may hold a kernel per class of sizes
-    grid, block, smem = launch.dims(values)
-    binary = build(source, spec, dtype, work, misaligned, launch, values)
+    launches = contract.launches_at(values)  # a kernel per class of sizes, or several in turn
+    assert launches, "no launch line runs at these sizes"
     files = []
     for t in spec.tensors:
-        path = work / f"{binary.name}-{t.name}.bin"
+        path = work / f"run-{os.getpid()}-{t.name}.bin"
         tdtype = spec.tensor_dtype(t, dtype)
         if t.role == "output":
             count = int(np.prod(spec.shape(t, sizes)))
@@ -189,15 +189,19 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
         else:
             path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
         files.append(str(path))
-    env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
-           "KGEN_SMEM": str(smem),
-           "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
-           "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
-           **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
-           **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
-    done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
-                          timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    for launch in launches:  # each reads the outputs the one before wrote
+        grid, block, smem = launch.dims(values)
+        binary = build(source, spec, dtype, work, misaligned, launch, values)
+        env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
+               "KGEN_SMEM": str(smem),
+               "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
+               "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
+               f"KGEN_{SMS}": str(sms),  # for a kernel that takes SMS as an argument
+               **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
+               **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
+        done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
     return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
             .reshape(spec.shape(t, sizes))
             for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}

@@ -193,29 +193,69 @@ def test_simt_tiles_above_48_kib_use_dynamic_shared_memory():
     assert not any("shared memory" in why for why in problems(big, target, "float32"))
 
 
-def test_simt_default_runs_the_one_tile_grid_where_its_last_round_is_nearly_full():
-    """sk=2, the float32 default: one file with both kernels, the one-tile grid launched where at
-    most 1/25 of its CTA slots would idle in the last round (4096^3 and 8192^3 on 132 SMs: 3%),
-    the persistent stream-K kernel elsewhere (3000x5000x2000: 9%). sk=1 alone (persistent
-    everywhere; the model scores its per-tile cost) is a neighbour, and the one-tile grid alone
-    is one of sk=1's. Stream-K is valid only where one block fills an SM's registers (a
-    persistent grid of one CTA per SM would otherwise run at half occupancy); the persistent grid
-    is one CTA per SM, never more than the tiles, and the choices line reads back."""
+def _one_tile_tiles(tiles: int, sms: int) -> int:
+    """streamk.cuh's sk_one_tile_tiles, as its comment states the rule."""
+    left = tiles % sms
+    if tiles < sms:
+        return 0
+    if left == 0 or (sms - left) * 20 <= sms:
+        return tiles
+    return tiles - (left if 2 * left > sms else left + sms)
+
+
+def test_simt_default_splits_the_tiles_over_two_launches():
+    """sk=3, the float32 default: the one-tile grid runs the tiles before the last ones (all of
+    them where its last round is whole or nearly), then the persistent stream-K kernel cuts the
+    rest along K over every SM: at 4096^3, 8192^3 and 3000x5000x2000 on 132 SMs more than half
+    a round is left over (116, 68, 84 tiles), and those are cut. Each launch line runs exactly
+    where the rule the kernels follow says it has tiles, for any SM count. sk=2 is a neighbour,
+    sk=1 alone (the model scores its per-tile cost) one of sk=2's, and the one-tile grid alone one
+    of sk=1's.
+    Stream-K is valid only where one block fills an SM's registers (a persistent grid of one CTA
+    per SM would otherwise run at half occupancy), and the choices line reads back."""
     target = arch("sm_90")
     both = default(target, "float32")
-    assert both.sk == 2
+    assert both.sk == 3
     stream_k, one_tile = dataclasses.replace(both, sk=1), dataclasses.replace(both, sk=0)
-    assert stream_k in neighbours(both, target, "float32")
+    by_size = dataclasses.replace(both, sk=2)
+    assert by_size in neighbours(both, target, "float32")
+    assert stream_k in neighbours(by_size, target, "float32")
     assert one_tile in neighbours(stream_k, target, "float32")
     assert model.estimate(stream_k, target).score < model.estimate(both, target).score
-    for sk in (1, 2):
+    for sk in (1, 2, 3):
         assert problems(SimtParams(128, 128, 8, 8, 8, 2, 4, sk=sk), target, "float32")
         assert problems(SimtParams(128, 128, 16, 8, 16, 2, 4, sk=sk), target, "float32")  # 128
-    assert problems(dataclasses.replace(both, sk=3), target, "float32")
+    assert problems(dataclasses.replace(both, sk=4), target, "float32")
     assert parse_choices(both.choices) == both
     source = render(both, "float32")
     assert "#define SK 1" in source and "#define KGEN_STREAM_K 0" in source
+    assert "#define SK_FULL 20" in source
     contract, errors = parse_contract(source, SPEC)
+    assert contract is not None, errors
+    for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (3000, 5000, 2000)):
+        sizes = {"M": m, "N": n, "K": k, "SMS": 132}
+        one, persistent = contract.launches_at(sizes)
+        assert (one.kernel, persistent.kernel) == ("gemm_simt_f32", "gemm_simt_f32_sk")
+        assert one.dims(sizes)[0] == (-(-n // 256), -(-m // 128))
+        assert persistent.dims(sizes)[0] == (132,)
+    for sms in (3, 20, 114, 132):
+        for tiles in range(1, 5 * sms):
+            kernels = [launch.kernel for launch in contract.launches_at(
+                {"M": 128 * tiles, "N": 256, "K": 8, "SMS": sms})]
+            ones = _one_tile_tiles(tiles, sms)
+            assert kernels == ["gemm_simt_f32"] * (ones > 0) + ["gemm_simt_f32_sk"] * (ones < tiles)
+    assert "grid=(min(SMS, cdiv(M,128) * cdiv(N,256)))" in render(stream_k, "float32")
+    assert "grid=(cdiv(N,256), cdiv(M,128))" in render(one_tile, "float32")
+
+
+def test_sk_2_runs_the_one_tile_grid_where_its_last_round_is_nearly_full():
+    """sk=2 (the default before sk=3): one file with both kernels and one launch, the one-tile
+    grid where at most 1/25 of its CTA slots would idle in the last round (4096^3 and 8192^3 on
+    132 SMs: 3%), the persistent stream-K kernel elsewhere (3000x5000x2000: 9%)."""
+    target = arch("sm_90")
+    both = dataclasses.replace(default(target, "float32"), sk=2)
+    assert not problems(both, target, "float32")
+    contract, errors = parse_contract(render(both, "float32"), SPEC)
     assert contract is not None, errors
     kernels = {}
     for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (3000, 5000, 2000)):
@@ -223,8 +263,6 @@ def test_simt_default_runs_the_one_tile_grid_where_its_last_round_is_nearly_full
         kernels[m] = launch.kernel, launch.dims({"M": m, "N": n, "K": k, "SMS": 132})[0]
     assert kernels == {4096: ("gemm_simt_f32", (16, 32)), 8192: ("gemm_simt_f32", (32, 64)),
                        3000: ("gemm_simt_f32_sk", (132,))}
-    assert "grid=(min(SMS, cdiv(M,128) * cdiv(N,256)))" in render(stream_k, "float32")
-    assert "grid=(cdiv(N,256), cdiv(M,128))" in render(one_tile, "float32")
 
 
 def test_a_tall_tile_has_its_wide_twin_as_a_neighbour():
@@ -681,10 +719,12 @@ def test_simt_stream_k_is_correct_where_it_cuts_tiles():
 
 @pytest.mark.gpu
 def test_simt_default_is_correct_through_either_kernel():
-    """The float32 default (sk=2) on 132 SMs: 4224x4096x512 fills four whole rounds of 128x256
-    tiles, so the one-tile grid runs; 2432x1792x512 leaves one tile over (133), so the persistent
-    kernel runs and cuts it; 1999x2601x301 (176 tiles, odd K and N) takes the persistent kernel's
-    guarded loads. Every output is checked before and after the timed launches."""
+    """The float32 default (sk=3) on 132 SMs, each split of its tiles: 4224x4096x512 fills four
+    whole rounds of 128x256 tiles, so the one-tile grid alone runs; 2432x1792x512 leaves one
+    tile over (133), so the persistent kernel alone spreads them all; 4096x4096x512 (512 tiles)
+    runs 396 in the one-tile grid and cuts 116 over every SM; 4999x1799x301 (320 tiles, odd K
+    and N: the guarded loads) runs 132, then spreads the last 188. Every output is checked
+    before and after the timed launches."""
     from kgen.arch import local_gpu
     from kgen.gpu.evaluate import EvalOptions, evaluate
 
@@ -696,14 +736,16 @@ def test_simt_default_is_correct_through_either_kernel():
     contract, _ = parse_contract(source, SPEC)
     assert contract is not None
     sizes = ({"M": 4224, "N": 4096, "K": 512}, {"M": 2432, "N": 1792, "K": 512},
-             {"M": 1999, "N": 2601, "K": 301})
-    kernels = [launch.kernel for s in sizes for launch in contract.launches_at(s | {"SMS": 132})]
-    assert kernels == ["gemm_simt_f32", "gemm_simt_f32_sk", "gemm_simt_f32_sk"]
+             {"M": 4096, "N": 4096, "K": 512}, {"M": 4999, "N": 1799, "K": 301})
+    kernels = [[launch.kernel for launch in contract.launches_at(s | {"SMS": 132})]
+               for s in sizes]
+    one, cut = "gemm_simt_f32", "gemm_simt_f32_sk"
+    assert kernels == [[one], [cut], [one, cut], [one, cut]]
     compiled = compile_source(source, target)
     options = EvalOptions(bench_sizes=sizes, bench_budget_s=0.3)
     result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
-    assert len(result.timings) == 3
+    assert len(result.timings) == 4
 
 
 @pytest.mark.gpu

@@ -90,3 +90,60 @@ def test_a_stream_k_owner_that_skips_a_contributor_is_caught(tmp_path):
     assert broken != source
     assert EMULATED_SMS == 3
     assert max_error(broken, 256, 512, 48, tmp_path) > 1.0
+
+
+TWO_LAUNCHES = SimtParams(128, 256, 16, 8, 16, 2, 4, sk=3)
+
+
+@emulator
+@pytest.mark.parametrize("m, n, k, kernels", [
+    (640, 256, 64, 2),     # 5 tiles on 3 SMs: a round one tile per CTA, then 2 cut over all 3
+    (600, 250, 45, 2),     # the same, odd sizes: guarded loads, ragged edges, a partial k-tile
+    (896, 256, 64, 2),     # 7: 1 left over, so the round before it is cut with it: 3 + 4
+    (256, 512, 48, 1),     # 4: 1 left over, fewer than 2 rounds: all 4 spread, persistent alone
+    (384, 512, 64, 1),     # 6: two whole rounds, the one-tile grid alone
+    (100, 200, 300, 1),    # 1 tile, fewer than the SMs: the persistent launch alone, whole
+    (1, 1, 1, 1),
+])
+def test_the_two_launch_form_computes_gemm(tmp_path, m, n, k, kernels):
+    """sk=3: the one-tile grid runs the tiles before the last ones (its CTAs past them exit at
+    once), then the persistent kernel cuts those along K over every SM (streamk.cuh's
+    SK_SPREAD 2); both take SMS."""
+    from kgen.contract import SMS
+    from kgen.loop.candidate import parse_contract
+
+    source = render(TWO_LAUNCHES, "float32")
+    contract, _ = parse_contract(source, SPEC)
+    assert contract is not None
+    assert len(contract.launches_at({"M": m, "N": n, "K": k, SMS: EMULATED_SMS})) == kernels
+    assert max_error(source, m, n, k, tmp_path) == 0.0
+
+
+@emulator
+@pytest.mark.parametrize("kept", ["gemm_simt_f32 ", "gemm_simt_f32_sk "])
+@pytest.mark.parametrize("m", [640, 896])
+def test_each_launch_of_the_two_launch_form_writes_only_its_tiles(tmp_path, kept, m):
+    """With one launch line removed, C holds the kept launch's tiles and zeros elsewhere. On 3
+    SMs the one-tile grid takes the first 3 tile rows either way: of 5, the 2 left over are cut;
+    of 7, the 1 left over is cut with the round before it. So the one-tile grid stops where the
+    persistent launch starts."""
+    from emulate import run
+
+    source = render(TWO_LAUNCHES, "float32")
+    lines = source.splitlines(keepends=True)
+    launches = [ln for ln in lines if ln.startswith("// kgen: launch ")]
+    assert len(launches) == 2
+    (line,) = [ln for ln in launches if ln.startswith(f"// kgen: launch {kept}")]
+    source = "".join(ln.split(" when=")[0] + "\n" if ln == line else ln  # runs at every size
+                     for ln in lines if ln not in launches or ln == line)
+    n, k = 256, 64
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    (c,) = run(source, SPEC, "float32", {"M": m, "N": n, "K": k}, {"A": a, "B": b},
+               tmp_path).values()
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mine, other = (slice(0, 384), slice(384, m)) if kept == "gemm_simt_f32 " else \
+        (slice(384, m), slice(0, 384))
+    assert np.allclose(c[mine], ref[mine], rtol=1e-4, atol=1e-4)
+    assert not c[other].any()

@@ -62,6 +62,14 @@ def test_min_max_and_modulo_are_allowed(gemm):
     assert contract.launches[0].dims({"M": 70000, "N": 130, "K": 1})[0] == (4, 65535)
 
 
+def test_sms_is_an_argument_too(gemm):
+    """A kernel may take the SM count as an int (the SIMT sk=3 kernels stop at whole rounds)."""
+    contract, problems = parse_contract(
+        _launch_line("grid=(SMS) block=(256) args=(A, B, C, M, N, K, SMS)"), gemm)
+    assert problems == ()
+    assert contract.launches[0].arguments()[-1] == "SMS"
+
+
 def _problems(source: str, spec) -> list:
     contract, problems = parse_contract(source, spec)
     assert contract is None, "a bad header must not yield a contract"

@@ -178,6 +178,8 @@ def test_only_the_launch_whose_condition_holds_at_the_problems_size_is_written()
 @pytest.mark.parametrize("launch, why", [
     ("grid=(SMS) block=(256) args=(x, out, batch_size, dim)",
      "uses SMS, the GPU's multiprocessor count"),
+    ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(x, out, batch_size, dim, SMS)",
+     "uses SMS, the GPU's multiprocessor count"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) cluster=(2) args=(x, out, batch_size, dim)",
      "uses thread-block clusters"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(tmap(x, box=(64, 4)), out, "

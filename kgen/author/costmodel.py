@@ -66,7 +66,7 @@ def estimate(p: Params, arch: Arch, reg_scale: float = 1.0) -> Estimate:
     # The persistent stream-K SIMT kernel runs slower per tile than the one-tile grid (1.4% on the
     # H200, about 4% on an H100 since the one-tile grid's 32-bit indices) and makes up for it
     # where a partial last round would idle many SMs. The model sees no sizes, so it scores the
-    # per-tile cost of sk=1 alone; sk=2 runs the one-tile grid where that round is nearly full.
+    # per-tile cost of sk=1 alone; sk=2 and sk=3 run most tiles in the one-tile grid.
     persistent = 0.986 if isinstance(p, SimtParams) and p.sk == 1 else 1.0
     score = intensity * occupancy * pipeline * tensor * vector * persistent
     return Estimate(round(score, 2), regs, blocks, warps, intensity)

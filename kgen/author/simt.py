@@ -7,7 +7,11 @@ are dealt evenly over all CTAs along K, so a partial last round leaves no SM idl
 tile (about 4% on an H100 where nothing is cut). sk=2 puts both kernels in one file and picks one
 per size at launch: the one-tile grid where its last round is nearly full (at most 1/ONE_TILE_IDLE
 of its CTA slots idle), the persistent kernel elsewhere (benchmarks/findings.md, twenty-seventh
-session)."""
+session). sk=3, the float32 default, launches both, one after the other: the one-tile grid for
+the tiles before the last ones, then the persistent kernel, which cuts those over every SM (more
+than half a round left over: those tiles; fewer: those and the round before them, so that no
+CTA gets a small piece of one tile; a round nearly full: nothing, the one-tile grid runs every
+tile). Only the cut tiles pay the persistent kernel's cost (twenty-eighth session)."""
 
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ class SimtParams:
     vec: int = 4  # width of the global loads/stores on the fast path (4 = float4, 1 = scalar)
     swz: int = 0  # 1: the A tile unpadded and XOR-swizzled (chosen when a profile shows bank
     #               conflicts; not part of the searched space otherwise)
-    sk: int = 0  # 1: persistent, stream-K spread over every CTA; 2: by size (see above)
+    sk: int = 0  # 1: persistent, stream-K spread over every CTA; 2: by size; 3: two launches
+    #              (see above)
 
     template = "simt"
 
@@ -58,6 +63,9 @@ _SWITCH = {"float16": "#define KGEN_HALF 1\n", "bfloat16": "#define KGEN_BF16 1\
 # 3% of the slots idle: 1.0% slower; 8192^3, 3%: 1.2% slower; 3000x5000x2000, 9%: 4% faster), so
 # the one-tile grid wins where less than about 4% would idle.
 ONE_TILE_IDLE = 25
+# sk=3 runs every tile in the one-tile grid where at most 1/SK_FULL of its last round's CTAs idle
+# (templates/streamk.cuh: sk_one_tile_tiles, which must agree).
+SK_FULL = 20
 
 
 def render(p: SimtParams, dtype: str) -> str:
@@ -71,13 +79,23 @@ def render(p: SimtParams, dtype: str) -> str:
     persistent = f"grid=(min(SMS, {tiles})) {tail}"
     one_tile = f"grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) {tail}"
     launch: str | tuple[str, ...] = f"{name} {persistent if p.sk == 1 else one_tile}"
+    if p.sk == 3:  # both kernels take the SM count, to split the tiles as streamk.cuh says
+        tail = tail.replace("args=(A, B, C, M, N, K)", "args=(A, B, C, M, N, K, SMS)")
+        left = f"(({tiles}) % SMS)"
+        # sk_one_tile_tiles: the one-tile grid runs all, some or none of the tiles
+        everything = f"({left} == 0 or (SMS - {left}) * {SK_FULL} <= SMS)"
+        some = f"{tiles} >= SMS and ({everything} or 2 * {left} > SMS or {tiles} >= 2 * SMS)"
+        launch = (f"{name} grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) {tail} when=({some})",
+                  f"{name}_sk grid=(min(SMS, {tiles})) {tail} "
+                  f"when=({tiles} < SMS or not {everything})")
     if p.sk == 2:
         idle = f"({slots} - {tiles}) * {ONE_TILE_IDLE}"
         launch = (f"{name}_sk {persistent} when=({idle} > {slots})",
                   f"{name} {one_tile} when=({idle} <= {slots})")
     form = ("", ", persistent with stream-K for a last partial round",
             ", one tile per CTA where its last round is nearly full, else persistent with "
-            "stream-K")[p.sk]
+            "stream-K", ", the whole rounds one tile per CTA, then the tiles left over cut "
+            "along K over every SM")[p.sk]
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
              f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}{form}, float32 "
              "accumulation; any M, N, K.\n"
@@ -86,9 +104,9 @@ def render(p: SimtParams, dtype: str) -> str:
               + f"typedef {info.ctype} T;\n"
               f"constexpr int BM = {p.bm}, BN = {p.bn}, BK = {p.bk}, TM = {p.tm}, TN = {p.tn};\n"
               f"constexpr int STAGES = {p.stages}, VEC = {p.vec}, SWZ = {p.swz};\n"
-              f"#define SK {min(p.sk, 1)}\n")
+              f"#define SK {min(p.sk, 1)}\n#define ROUNDS {int(p.sk == 3)}\n")
     source = fill("gemm_simt", params, name)
-    if p.sk == 2:
+    if p.sk >= 2:
         source = _both_kernels(source, name)
     return contract_header("gemm", dtype, p.choices, launch, about) + source
 

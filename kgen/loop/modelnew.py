@@ -49,8 +49,9 @@ def unsupported(spec: OpSpec, contract: Contract) -> str | None:
     runs it knows."""
     for launch in contract.launches:
         texts = (*launch.grid, *launch.block, launch.smem, launch.when)
-        if any(isinstance(node, ast.Name) and node.id == SMS
-               for text in texts if text for node in ast.walk(expr.parse(text))):
+        if SMS in launch.args or any(isinstance(node, ast.Name) and node.id == SMS
+                                     for text in texts if text
+                                     for node in ast.walk(expr.parse(text))):
             return (f"launch {launch.kernel} (line {launch.line}) uses {SMS}, the GPU's "
                     "multiprocessor count")
     for launch in contract.launches_at(spec.test_sizes[0]):

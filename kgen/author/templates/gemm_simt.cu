@@ -12,9 +12,13 @@
 // where the tiles do not fill whole rounds, the last T % G + G of them are cut along K and dealt
 // evenly over all G CTAs, the partial sums passed between CTAs through a static workspace, so
 // that no SM waits out a partial last round. Its main loop reads close to SK 0's in SASS (see the
-// kernel), but it costs about 4% a tile on an H100. The float32 default (kgen's sk=2) renders the
-// kernel twice, this build named *_sk and then the same text with KGEN_STREAM_K 0 (the one-tile
-// grid), and launches the one-tile grid where its last round is nearly full (kgen/author/simt.py;
+// kernel), but it costs about 4% a tile on an H100. kgen's sk=2 and sk=3 render the kernel
+// twice, this build named *_sk and then the same text with KGEN_STREAM_K 0 (the one-tile grid).
+// sk=2 launches one of them per size: the one-tile grid where its last round is nearly full.
+// sk=3, the float32 default (ROUNDS 1: both kernels take the SM count), launches both in turn:
+// the one-tile grid for the tiles before the last ones (its CTAs past them return at once),
+// then the persistent kernel, which skips those and cuts the rest over every SM (SK_SPREAD 2,
+// sk_one_tile_tiles in streamk.cuh), so only the cut tiles pay its cost (kgen/author/simt.py;
 // the timings are in benchmarks/findings.md).
 // Launch: SK 0: grid=(cdiv(N,BN), cdiv(M,BM)); SK 1: grid=(min(#SMs, cdiv(M,BM)*cdiv(N,BN))),
 // at most one CTA per SM (the owners of cut tiles wait for CTAs that must be resident);
@@ -25,6 +29,7 @@ typedef float T;
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int STAGES = 2, VEC = 4, SWZ = 0;
 #define SK 0
+#define ROUNDS 0
 #define KGEN_KERNEL gemm_simt_f32
 // ---- kgen:params end ----
 constexpr int THREADS_M = BM / TM, THREADS_N = BN / TN, THREADS = THREADS_M * THREADS_N;
@@ -78,7 +83,7 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 // share it); kgen launches one at a time.
 #if SK
 #define KGEN_STREAM_K 1
-#define SK_SPREAD 1  // see streamk.cuh
+#define SK_SPREAD (ROUNDS ? 2 : 1)  // see streamk.cuh
 constexpr int SK_SLOTS = 160;  // CTAs (SMs) the workspace serves; more SMs: no cut tiles
 __device__ float4 kgen_sk_work[SK_SLOTS * BM * BN / 4];
 __device__ unsigned kgen_sk_flag[SK_SLOTS];
@@ -86,10 +91,16 @@ __device__ unsigned kgen_sk_flag[SK_SLOTS];
 #define KGEN_STREAM_K 0
 #endif
 #include "streamk.cuh"
+// ROUNDS 1: the kernel takes the SM count (the launch contract's SMS) as a last argument.
+#if ROUNDS
+#define SMS_PARAM , int sms
+#else
+#define SMS_PARAM
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-            int M, int N, int K) {
+            int M, int N, int K SMS_PARAM) {
   // How an interior tile's plain loads index A and B: with 32-bit element indices where they
   // reach (fewer than 2^31 elements, 8 GiB of float32). ptxas recomputes 64-bit index arithmetic
   // each k-tile at the register cap rather than hold it: in the one-tile grid it cost 33
@@ -102,6 +113,13 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
   typedef unsigned AIndex;
 #endif
   typedef unsigned BIndex;
+#if ROUNDS && !KGEN_STREAM_K
+  // The tiles before those the persistent launch cuts (row-major, as the grid is laid out; see
+  // sk_one_tile_tiles). Read once here: held across the k-loop, a tile index from a division
+  // costs the loop its register allocation (benchmarks/findings.md).
+  if ((int)(blockIdx.y * gridDim.x + blockIdx.x) >= sk_one_tile_tiles(gridDim.x * gridDim.y, sms))
+    return;
+#endif
   extern __shared__ __align__(16) float smem[];
   float (*As)[BK][LDA] = reinterpret_cast<float (*)[BK][LDA]>(smem);
   float (*Bs)[BK][BN] = reinterpret_cast<float (*)[BK][BN]>(smem + STAGES * BK * LDA);
@@ -127,7 +145,13 @@ KGEN_KERNEL(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
   __shared__ __align__(16) unsigned char work_raw[sizeof(Schedule)];
   __shared__ int unit[5];  // t (-1: no more), kb0, kb1, m0, n0
   Schedule* work = reinterpret_cast<Schedule*>(work_raw);
-  if (tid == 0) *work = Schedule(((M + BM - 1) / BM) * tiles_n, nkb, blockIdx.x, gridDim.x);
+  if (tid == 0) {
+    const int tiles = ((M + BM - 1) / BM) * tiles_n;
+    *work = Schedule(tiles, nkb, blockIdx.x, gridDim.x);
+#if ROUNDS
+    work->t_dp += sk_one_tile_tiles(tiles, sms);  // the one-tile grid ran those
+#endif
+  }
 #pragma unroll 1
   for (;;) {
     __syncthreads();  // every thread has read the last unit

@@ -21,6 +21,10 @@
 //     against 0.182 ms, 2688x2048x8192 0.201 against 0.134 ms).
 //   SK_SPREAD = 0: only where few are left over (2 (T % G) <= G): those T % G tiles, about
 //     SK_PIECES CTAs each; otherwise the last round stays whole.
+//   SK_SPREAD = 2: over half a round left over (2 (T % G) > G): those T % G tiles over all G
+//     CTAs; fewer: the last T % G + G, as SK_SPREAD = 1 (so that no CTA's range is a small
+//     piece of one tile). For a persistent launch that follows a one-tile grid of the tiles
+//     before them (the SIMT kernel's sk=3, whose CTAs skip those; sk_one_tile_tiles below).
 // A cut tile's pieces: the owner's, from k-block 0, is the last unit of its CTA c; the
 // contributors' are the first cut unit of CTAs c+1, ... (each starting inside the tile). A
 // contributor does its piece first, publishes the float32 partial tile to its CTA's workspace
@@ -46,7 +50,7 @@ struct Schedule {
         cut_ok && ntiles > g && g <= SK_SLOTS && nkb < (1 << 30) / SK_SLOTS ? ntiles % g : 0;
 #if SK_SPREAD
     if (left) {
-      cut = left + g;
+      cut = SK_SPREAD == 2 && 2 * left > g ? left : left + g;
       users = g;
     }
 #else
@@ -105,6 +109,19 @@ struct Schedule {
     return e;
   }
 };
+
+// SK_SPREAD = 2: how many of the tiles a one-tile grid runs before the persistent launch, which
+// takes the rest (the SIMT kernel's sk=3): all of them where the last round is whole or nearly
+// (at most 1/SK_FULL of its CTAs would idle: cutting costs the persistent kernel's slower tiles
+// and the hand-off, about 5% of a round on an H100); otherwise the tiles before those the
+// Schedule cuts. No persistent launch where it returns ntiles; no one-tile grid where 0.
+#define SK_FULL 20
+__host__ __device__ __forceinline__ int sk_one_tile_tiles(int ntiles, int g) {
+  const int left = ntiles % g;
+  if (ntiles < g) return 0;
+  if (left == 0 || (g - left) * SK_FULL <= g) return ntiles;
+  return ntiles - (2 * left > g ? left : left + g);
+}
 
 #if KGEN_STREAM_K
 // Contributor, one thread, after its group's partial-tile stores and a __threadfence by every

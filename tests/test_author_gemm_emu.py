@@ -2,9 +2,10 @@
 under g++, every CUDA thread a coroutine, AddressSanitizer on every buffer, 3 SMs), against
 numpy in float64 with the spec's float32 tolerances: the one-tile kernel at odd and aligned
 sizes (guarded scalar loads and the float4 paths), and the persistent stream-K kernel (sk=1) at
-sizes where it deals tiles whole, cuts them, and hands partial tiles between CTAs, and the
-default's file with both (sk=2), each launched where its line says. No GPU: CI
-checks the template's index math, edge guards and stream-K protocol as written."""
+sizes where it deals tiles whole, cuts them, and hands partial tiles between CTAs, and the files
+with both: sk=2, each launched where its line says, and the default, sk=3, both launched in
+turn, the one-tile grid's tiles and then the persistent kernel's. No GPU: CI checks the
+template's index math, edge guards and stream-K protocol as written."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@
 #     them exit at once, then the persistent kernel cutting those along K over every SM) against
 #     sk=2 at the bench sizes, 4224x4096x4096 (whole rounds: the first launch alone),
 #     2432x1792x4096 (133 tiles: one left over) and 4864x1792x4096 (266: two left over),
-#     validated at the timed sizes, twice, alternating. Ran twice on H100s: first (h100-sk3/)
+#     validated at the timed sizes, REPS times (default 2), alternating. Ran twice on H100s: first (h100-sk3/)
 #     with the T % G tiles always cut, about SK_PIECES CTAs each where few are left over (so
 #     2432x1792x4096 lost, 0.92x against 1.11x), with the default still sk=2 and the one-tile
 #     grid's bound hard-wired to 132 SMs (KGEN_ROUNDS_OF); then (h100-sk3b/) as main has it,
@@ -50,7 +50,7 @@ if [ "$what" = sk3 ]; then
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
     -k "simt_default_is_correct or simt_stream_k_is_correct" tests/test_author.py 2>&1 \
     | tee "$OUT/sk3-tests.log" | tail -3
-  for rep in 1 2; do
+  for rep in $(seq 1 "${REPS:-2}"); do
     timeout $((LIMIT - SECONDS)) python3 -m benchmarks.gemm_configs --dtype float32 --arch sm_90 \
       --budget 0.4 --check-timed --set "" --set "sk=2" \
       --sizes 4096x4096x4096,8192x8192x8192,3000x5000x2000,4224x4096x4096,2432x1792x4096,4864x1792x4096 \

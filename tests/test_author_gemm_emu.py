@@ -121,6 +121,27 @@ def test_the_two_launch_form_computes_gemm(tmp_path, m, n, k, kernels):
 
 
 @emulator
+@pytest.mark.parametrize("tiles, kernels", [
+    (39, 1),   # 19 left over on 20 SMs: the last round nearly full, the one-tile grid alone
+    (51, 2),   # 11 left over (over half a round): 40 one tile per CTA, then 11 cut over all 20
+    (30, 1),   # 10 left over, fewer than 2 rounds: all 30 spread, the persistent launch alone
+])
+def test_the_two_launch_form_on_20_sms(tmp_path, tiles, kernels):
+    """The rule's other branches, on 20 emulated SMs: a nearly full last round is not cut."""
+    from emulate import gemm_excess
+
+    from kgen.contract import SMS
+    from kgen.loop.candidate import parse_contract
+
+    source = render(TWO_LAUNCHES, "float32")
+    contract, _ = parse_contract(source, SPEC)
+    assert contract is not None
+    m, n, k = 128 * tiles - 5, 250, 24
+    assert len(contract.launches_at({"M": m, "N": n, "K": k, SMS: 20})) == kernels
+    assert gemm_excess(source, SPEC, "float32", m, n, k, tmp_path, sms=20) == 0.0
+
+
+@emulator
 @pytest.mark.parametrize("kept", ["gemm_simt_f32 ", "gemm_simt_f32_sk "])
 @pytest.mark.parametrize("m", [640, 896])
 def test_each_launch_of_the_two_launch_form_writes_only_its_tiles(tmp_path, kept, m):

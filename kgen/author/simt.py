@@ -94,8 +94,8 @@ def render(p: SimtParams, dtype: str) -> str:
                   f"{name} {one_tile} when=({idle} <= {slots})")
     form = ("", ", persistent with stream-K for a last partial round",
             ", one tile per CTA where its last round is nearly full, else persistent with "
-            "stream-K", ", the whole rounds one tile per CTA, then the tiles left over cut "
-            "along K over every SM")[p.sk]
+            "stream-K", ", one tile per CTA but for the last tiles, which a persistent launch "
+            "then cuts along K over every SM")[p.sk]
     about = (f"SIMT gemm, block tile {p.bm}x{p.bn}x{p.bk}, thread tile {p.tm}x{p.tn}, "
              f"{p.stages}-stage shared memory{', swizzled A tile' * p.swz}{form}, float32 "
              "accumulation; any M, N, K.\n"

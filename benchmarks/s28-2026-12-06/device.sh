@@ -14,11 +14,13 @@
 #     them exit at once, then the persistent kernel cutting those along K over every SM) against
 #     sk=2 at the bench sizes, 4224x4096x4096 (whole rounds: the first launch alone),
 #     2432x1792x4096 (133 tiles: one left over) and 4864x1792x4096 (266: two left over),
-#     validated at the timed sizes, REPS times (default 2), alternating. Ran twice on H100s: first (h100-sk3/)
-#     with the T % G tiles always cut, about SK_PIECES CTAs each where few are left over (so
-#     2432x1792x4096 lost, 0.92x against 1.11x), with the default still sk=2 and the one-tile
-#     grid's bound hard-wired to 132 SMs (KGEN_ROUNDS_OF); then (h100-sk3b/) as main has it,
-#     sk=3 the default (SK_SPREAD 2, the SM count an argument), after its GPU tests.
+#     validated at the timed sizes, REPS times (default 2), alternating, after the default's
+#     GPU tests. Ran once, on an H100 (h100-sk3/), on the first version: the T % G tiles always
+#     cut, about SK_PIECES CTAs each where few are left over (so 2432x1792x4096 lost, 0.92x
+#     against 1.11x), the default still sk=2 (so "" was sk=2 and the second set sk=3, no GPU
+#     tests) and the one-tile grid's bound fixed at 132 SMs. The kept form (SK_SPREAD 2, the SM
+#     count an argument, sk=3 the default) did not run: every later start found no machine
+#     until the device time ran out.
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-simt}

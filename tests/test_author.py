@@ -16,7 +16,7 @@ from kgen.author import space as gemm_space
 from kgen.author.families import GemmFamily
 from kgen.author.mma import MmaParams
 from kgen.author.search import propose
-from kgen.author.simt import SimtParams
+from kgen.author.simt import SK_FULL, SimtParams
 from kgen.author.space import (
     OLD_MMA_DEFAULT,
     default,
@@ -198,7 +198,7 @@ def _one_tile_tiles(tiles: int, sms: int) -> int:
     left = tiles % sms
     if tiles < sms:
         return 0
-    if left == 0 or (sms - left) * 20 <= sms:
+    if left == 0 or (sms - left) * SK_FULL <= sms:
         return tiles
     return tiles - (left if 2 * left > sms else left + sms)
 
@@ -229,7 +229,7 @@ def test_simt_default_splits_the_tiles_over_two_launches():
     assert parse_choices(both.choices) == both
     source = render(both, "float32")
     assert "#define SK 1" in source and "#define KGEN_STREAM_K 0" in source
-    assert "#define SK_FULL 20" in source
+    assert f"#define SK_FULL {SK_FULL}" in source  # streamk.cuh agrees with the contract
     contract, errors = parse_contract(source, SPEC)
     assert contract is not None, errors
     for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (3000, 5000, 2000)):

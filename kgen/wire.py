@@ -25,7 +25,7 @@ PEAKS_FILE = "peaks.json"
 # Profile and sanitize modes (one launch under ncu or compute-sanitizer): what the worker did,
 # and the address range of every buffer it allocated (to name the buffer a bad address is in).
 PROBE_FILE = "probe.json"
-PROFILE_WARMUP = 2  # launches of the whole contract before the one ncu measures
+PROFILE_WARMUP = 2  # runs of the whole contract before the one ncu measures
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The worker's profile and sanitize modes: one launch of the candidate, run under a tool the
 parent wraps around the worker (ncu, compute-sanitizer), which reads the tool's own output.
 
-profile: at the first bench size, after PROFILE_WARMUP launches of the whole contract (ncu skips
-those by kernel name and launch count, so torch's own kernels are never measured).
+profile: at the first bench size, after PROFILE_WARMUP launches of the whole contract, one more
+inside a profiler range (cudaProfilerStart/Stop: ncu runs with --profile-from-start off and a
+kernel-name filter, so it measures that run's launches and never torch's kernels).
 sanitize: at the given (smallest failing) size, each tensor in an exact-size allocation of its own
 (cudaMalloc, no guard bands, no caching allocator) so memcheck sees every byte out of bounds;
 outputs left uninitialized, so initcheck sees a kernel that reads them before writing. No torch
@@ -57,13 +58,17 @@ def _profile(runner: Runner, req: EvalRequest, sizes: dict[str, int]) -> None:
     buffers = allocate(req.spec, sizes, req.dtype)
     load_inputs(buffers, inputs)
     calls = runner.prepare(buffers, sizes)
-    for _ in range(PROFILE_WARMUP):  # module load, clocks, caches: ncu skips these launches
+    for _ in range(PROFILE_WARMUP):  # module load, clocks, caches: outside the profiled range
         poison(buffers)
         runner.launch(calls)
     wait(f"the warm-up launches at {label(req.dtype, sizes)}", req.kernel_timeout_s)
     poison(buffers)
-    runner.launch(calls)  # the launch ncu measures
-    wait(f"the profiled launch at {label(req.dtype, sizes)}", req.kernel_timeout_s)
+    torch.cuda.profiler.start()  # the run ncu measures: whichever launch lines run at these sizes
+    try:
+        runner.launch(calls)
+        wait(f"the profiled launch at {label(req.dtype, sizes)}", req.kernel_timeout_s)
+    finally:
+        torch.cuda.profiler.stop()
 
 
 class _Exact:

@@ -211,3 +211,43 @@ def test_probe_file_keeps_the_layout_when_the_launch_fails(monkeypatch, tmp_path
     record = json.loads((Path(tmp_path) / PROBE_FILE).read_text())
     assert record["buffers"] == layout["buffers"] and record["error"] == "crash: illegal address"
     assert record["sizes"] == SPEC.test_sizes[0] and not record["launched"]
+
+
+def test_profile_mode_runs_the_measured_launch_alone_inside_the_profiler_range(monkeypatch):
+    """ncu runs with --profile-from-start off: it measures what runs between cudaProfilerStart
+    and Stop, so the warm-up must come before the range, the measured run inside it, and the
+    range must close even when that run fails."""
+    from kgen.sandbox import probe
+
+    events: list[str] = []
+    profiler = types.SimpleNamespace(start=lambda: events.append("start"),
+                                     stop=lambda: events.append("stop"))
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(
+        init=lambda: None, profiler=profiler)))
+    monkeypatch.setattr(probe, "make_inputs", lambda *a, **k: {})
+    monkeypatch.setattr(probe, "allocate", lambda *a: {})
+    monkeypatch.setattr(probe, "load_inputs", lambda *a: None)
+    monkeypatch.setattr(probe, "poison", lambda buffers: events.append("poison"))
+    monkeypatch.setattr(probe, "wait", lambda what, timeout_s: events.append("wait"))
+
+    class Runner:
+        fail = False
+
+        def prepare(self, buffers, sizes):
+            return ["call"]
+
+        def launch(self, calls):
+            events.append("launch")
+            if self.fail and "start" in events:
+                raise probe.Rejected("crash", "illegal address")
+
+    sizes = {"M": 7, "N": 3, "K": 5}
+    probe._profile(Runner(), _request(), sizes)  # type: ignore[arg-type]
+    warm = ["poison", "launch"] * probe.PROFILE_WARMUP + ["wait"]
+    assert events == warm + ["poison", "start", "launch", "wait", "stop"]
+    events.clear()
+    failing = Runner()
+    failing.fail = True
+    with pytest.raises(probe.Rejected):
+        probe._profile(failing, _request(), sizes)  # type: ignore[arg-type]
+    assert events == warm + ["poison", "start", "launch", "stop"]

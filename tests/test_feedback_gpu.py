@@ -109,6 +109,21 @@ def test_the_wgmma_default_is_profiled_at_the_one_line_that_runs():
     assert p.bottleneck == "compute_tensor" and p.kernel == "gemm_wgmma_bf16"
 
 
+def test_a_launch_line_chosen_by_the_sm_count_is_profiled():
+    """sk=2's two launch lines are chosen by a `when` over SMS, which kgen cannot decide without
+    the GPU: counting both lines' launches, ncu skipped past the one that ran. The worker's
+    profiler range needs no count (s29). The float32 default (sk=3) runs both of its kernels
+    at 4096^3 (512 tiles; 116 left over on 132 SMs), and the profile lists both."""
+    target = local_gpu()[1]
+    by_count = render(replace(default(target, "float32"), sk=2), "float32")
+    assert "SMS" in by_count.split("// kgen: launch gemm_simt_f32 ")[1].split("\n")[0]
+    p = profiled(by_count, GEMM)
+    assert p.kernel in ("gemm_simt_f32", "gemm_simt_f32_sk") and not p.others, p.describe()
+    p = profiled(render(default(target, "float32"), "float32"), GEMM)
+    ran = {p.kernel, *(other.split(":")[0] for other in p.others)}
+    assert ran == {"gemm_simt_f32", "gemm_simt_f32_sk"}, p.describe()
+
+
 def sanitized(name: str):
     source = (DATA / "cheats" / name).read_text()
     contract, compiled, target = _compiled(source, GEMM)

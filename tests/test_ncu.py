@@ -16,7 +16,7 @@ from kgen.contract import Contract, Launch
 from kgen.findings import Profile
 from kgen.gpu import ncu, profile, wrapped
 from kgen.ops import load_op
-from kgen.wire import PROFILE_WARMUP, EvalRequest
+from kgen.wire import EvalRequest
 
 DATA = Path(__file__).parent / "data" / "ncu"
 SPEC = load_op("gemm")
@@ -99,30 +99,27 @@ def _request(launches=("gemm_k",)) -> EvalRequest:
     return EvalRequest(SPEC, contract, "float32", SPEC.test_sizes, (SIZES,), 1)
 
 
-def test_command_measures_one_launch_per_kernel_after_the_warmup():
-    cmd = profile.command("/usr/bin/ncu", _request(("pass1", "pass2")).contract, SIZES)
+def test_command_measures_the_candidates_kernels_inside_the_workers_range():
+    cmd = profile.command("/usr/bin/ncu", _request(("pass1", "pass2")).contract)
     assert cmd[:5] == ["/usr/bin/ncu", "--target-processes", "all", "--clock-control", "none"]
+    # The worker brackets the measured run with cudaProfilerStart/Stop (probe._profile).
+    assert cmd[cmd.index("--profile-from-start") + 1] == "off"
     assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(pass1|pass2)$"
-    assert cmd[cmd.index("--launch-skip") + 1] == str(2 * PROFILE_WARMUP)
-    assert cmd[cmd.index("--launch-count") + 1] == "2"
     assert set(cmd[cmd.index("--metrics") + 1].split(",")) == set(ncu.METRICS)
     assert "--csv" in cmd and cmd[cmd.index("--page") + 1] == "raw"
 
 
-def test_command_counts_only_the_launch_lines_that_run_at_the_profiled_size():
-    """The wgmma default has two lines for one kernel, chosen by `when` on N's alignment: counted
-    both, ncu skipped past the one launch that ran ("No kernels were profiled", on an H100)."""
+def test_command_counts_no_launches_whatever_the_launch_lines_when():
+    """Counting launches made ncu skip past the one that ran when kgen counted a line that did
+    not run ("No kernels were profiled" on an H100 for the wgmma default, whose two lines differ
+    by N's alignment), and kgen cannot decide a `when` over the SM count: the range needs
+    neither, so no count is in the command."""
     line = Launch("gemm_k", ("1",), ("128",), "0", ("A", "B", "C", "M", "N", "K"), 3)
-    contract = Contract("gemm", "bfloat16", (replace(line, when="N % 16 != 0", cluster=("2",)),
-                                             replace(line, when="N % 16 == 0")))
-    cmd = profile.command("/usr/bin/ncu", contract, {"M": 4096, "N": 4096, "K": 4096})
-    assert cmd[cmd.index("--launch-skip") + 1] == str(PROFILE_WARMUP)
-    assert cmd[cmd.index("--launch-count") + 1] == "1"
-    assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(gemm_k)$"
-    # A `when` over the SM count cannot be decided without the GPU: every line counts then.
-    unknown = Contract("gemm", "bfloat16", (replace(line, when="SMS > 100"), line))
-    cmd = profile.command("/usr/bin/ncu", unknown, {"M": 1, "N": 1, "K": 1})
-    assert cmd[cmd.index("--launch-count") + 1] == "2"
+    contract = Contract("gemm", "float32", (replace(line, when="SMS > 100", kernel="gemm_k_sk"),
+                                            replace(line, when="SMS <= 100")))
+    cmd = profile.command("/usr/bin/ncu", contract)
+    assert "--launch-skip" not in cmd and "--launch-count" not in cmd
+    assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(gemm_k|gemm_k_sk)$"
 
 
 def test_two_launches_profile_the_longest_and_list_the_other():

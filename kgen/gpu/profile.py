@@ -2,12 +2,16 @@
 bench size; the curated metrics come back as a Profile on its Evaluation. Missing ncu, missing
 permission (ERR_NVGPUCTRPERM) and missing metrics are said in the Profile, never fatal.
 
-    ncu --clock-control none --target-processes all -k regex:^(KERNELS)$ -s WARMUP -c LAUNCHES
-        --metrics ... --csv --page raw --log-file LOG  python -m kgen.sandbox.worker --mode profile
+    ncu --clock-control none --target-processes all --profile-from-start off
+        -k regex:^(KERNELS)$ --metrics ... --csv --page raw --log-file LOG
+        python -m kgen.sandbox.worker --mode profile
 
-The kernel-name filter and the launch skip measure only the candidate's own launch after its
-warm-up, never torch's kernels; `--clock-control none` keeps the GPU's own clocks (the default
-locks them low). Inside the worker's bubblewrap sandbox, bounded in time like every worker.
+The worker brackets the one measured run of the contract with cudaProfilerStart/Stop, after its
+warm-up, and the kernel-name filter keeps torch's kernels out: so ncu measures exactly the
+launches that ran, whichever launch lines' `when` held (counting launches instead, kgen had to
+decide those conditions itself, which it cannot for one over the GPU's SM count).
+`--clock-control none` keeps the GPU's own clocks (the default locks them low). Inside the
+worker's bubblewrap sandbox, bounded in time like every worker.
 
 One profile at a time on this host: a second ncu collecting while another does fails in the
 driver ("==ERROR== An error was reported by the driver", two GPU tests at once on an H100,
@@ -28,11 +32,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from kgen import toolkit
-from kgen.contract import Contract, Launch
-from kgen.expr import ExprError
+from kgen.contract import Contract
 from kgen.findings import Profile
 from kgen.gpu import ncu, wrapped
-from kgen.wire import PROFILE_WARMUP, EvalRequest
+from kgen.wire import EvalRequest
 
 _PERMISSION = ("ERR_NVGPUCTRPERM", "does not have permission", "LibraryNotLoaded",
                "Failed to initialize the profiler")
@@ -86,27 +89,14 @@ def _open_lock_of_user(path: Path) -> int:
     return os.open(own, os.O_RDONLY | os.O_CREAT, 0o600)
 
 
-def command(exe: str, contract: Contract, sizes: dict[str, int]) -> list[str]:
-    """The ncu command line that measures one run of the launches that run at these sizes."""
-    launches = _running(contract, sizes)
-    names = sorted({launch.kernel for launch in launches})
+def command(exe: str, contract: Contract) -> list[str]:
+    """The ncu command line that measures the candidate's kernels inside the worker's profiler
+    range (probe._profile: one run of the contract)."""
+    names = sorted({launch.kernel for launch in contract.launches})
     return [exe, "--target-processes", "all", "--clock-control", "none",
+            "--profile-from-start", "off",
             "--kernel-name", "regex:^(" + "|".join(re.escape(n) for n in names) + ")$",
-            "--launch-skip", str(PROFILE_WARMUP * len(launches)),
-            "--launch-count", str(len(launches)),
             "--metrics", ",".join(ncu.METRICS), "--csv", "--page", "raw", "--log-file", "{log}"]
-
-
-def _running(contract: Contract, sizes: dict[str, int]) -> tuple[Launch, ...]:
-    """The launch lines whose `when` holds at these sizes: counting the others too made ncu skip
-    past the profiled launch ("No kernels were profiled" on an H100 for the wgmma default, whose
-    two lines differ by B's alignment; the row-wise normalizations have one per row length).
-    A `when` over SMS cannot be decided here, without the GPU's count, so then every line
-    counts, as before."""
-    try:
-        return contract.launches_at(sizes) or contract.launches
-    except ExprError:
-        return contract.launches
 
 
 def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
@@ -120,7 +110,7 @@ def collect(request: EvalRequest, binary: bytes, *, timeout_s: float = 240.0,
         return Profile(error=f"Nsight Compute: {toolkit.missing('ncu')}", unavailable=True)
     if _unusable:
         return Profile(error=_unusable, unavailable=True)
-    cmd = command(str(exe), request.contract, request.bench_sizes[0])
+    cmd = command(str(exe), request.contract)
     with one_profile_at_a_time():
         waited = time.monotonic() - started
         run = wrapped.run(cmd, request, binary, "profile", timeout_s=timeout_s, unsafe=unsafe,

@@ -74,13 +74,14 @@ def render(p: SimtParams, dtype: str) -> str:
     name = f"gemm_simt_{info.short}"
     tiles = f"cdiv(M,{p.bm}) * cdiv(N,{p.bn})"
     slots = f"cdiv({tiles}, SMS) * SMS"  # the one-tile grid's CTA slots: whole rounds
-    tail = f"block=({p.threads}) smem={p.smem_bytes} args=(A, B, C, M, N, K)"
+    # sk=3's kernels take the SM count too, to split the tiles as streamk.cuh says.
+    args = "A, B, C, M, N, K, SMS" if p.sk == 3 else "A, B, C, M, N, K"
+    tail = f"block=({p.threads}) smem={p.smem_bytes} args=({args})"
     # Stream-K is persistent: one CTA per SM at most, never more than there are tiles.
     persistent = f"grid=(min(SMS, {tiles})) {tail}"
     one_tile = f"grid=(cdiv(N,{p.bn}), cdiv(M,{p.bm})) {tail}"
     launch: str | tuple[str, ...] = f"{name} {persistent if p.sk == 1 else one_tile}"
-    if p.sk == 3:  # both kernels take the SM count, to split the tiles as streamk.cuh says
-        tail = tail.replace("args=(A, B, C, M, N, K)", "args=(A, B, C, M, N, K, SMS)")
+    if p.sk == 3:
         left = f"(({tiles}) % SMS)"
         # sk_one_tile_tiles: the one-tile grid runs all, some or none of the tiles
         everything = f"({left} == 0 or (SMS - {left}) * {SK_FULL} <= SMS)"

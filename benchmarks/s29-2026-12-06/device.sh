@@ -9,6 +9,8 @@
 #     (default 2), as LIMIT allows.
 #   bash benchmarks/s29-2026-12-06/device.sh full   (up to LIMIT)
 #     make test-gpu's tests (8 workers), whose last full run came before sk=2 and sk=3.
+# Neither mode ran in the twenty-ninth session: every start found no machine until the device
+# time was spent on the attempts.
 # LIMIT (seconds, default 565) bounds every mode.
 set -uo pipefail
 what=${1:-sk3}

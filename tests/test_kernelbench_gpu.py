@@ -87,10 +87,14 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
     kernelbench_harness(problem.read_text(), model_new)
 
 
-@pytest.mark.parametrize("name", ["l1_relu", "l1_max_with_index"])
-def test_model_new_matches_model_in_the_harness(name):
+@pytest.mark.parametrize("name, kernel", [("l1_relu", "l1_relu"),
+                                          ("l1_max_with_index", "l1_max_with_index"),
+                                          ("l1_relu", "l1_relu_persistent")])
+def test_model_new_matches_model_in_the_harness(name, kernel):
+    """l1_relu_persistent's grid and stride come from the SM count, which model_new.py asks of
+    the GPU: a wrong count would leave elements unwritten."""
     spec = load_problem(DATA / f"{name}.py")
-    source = (KERNELS / f"{name}.cu").read_text()
+    source = (KERNELS / f"{kernel}.cu").read_text()
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     found = local_gpu()

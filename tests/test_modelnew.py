@@ -16,6 +16,7 @@ import torch
 from click.testing import CliRunner
 from helpers import fenced
 
+from kgen import expr
 from kgen.arch import parse_arch
 from kgen.cli import main
 from kgen.compile import compile_source
@@ -36,9 +37,9 @@ def _spec(name: str):
     return _SPECS[name]
 
 
-def _model_new(name: str, origin: str = "test") -> tuple[str, bytes]:
+def _model_new(name: str, origin: str = "test", kernel: str = "") -> tuple[str, bytes]:
     spec = _spec(name)
-    source = (KERNELS / f"{name}.cu").read_text()
+    source = (KERNELS / f"{kernel or name}.cu").read_text()
     contract, problems = parse_contract(source, spec)
     assert contract is not None, problems
     compiled = compile_source(source, parse_arch("sm_90"))
@@ -78,7 +79,7 @@ def test_model_new_has_models_constructor_weights_and_signature():
         assert torch.equal(value, new.state_dict()[key]), key
     assert list(context["ModelNew"].forward.__code__.co_varnames[:2]) == ["self", "x"]
     assert context["_KGEN_BINARY"] == cubin
-    assert context["_KGEN_LAUNCHES"] == [("gemm_bias_gelu_f32", (128, 32, 1), (16, 16, 1), 0, (
+    assert context["_kgen_launches"](132) == [("gemm_bias_gelu_f32", (128, 32, 1), (16, 16, 1), 0, (
         "x", "linear_weight", "linear_bias", "out", "batch_size", "in_features",
         "out_features"))]
     assert "int main" not in context["_KGEN_SOURCE"] and "gemm_bias_gelu_f32" in context[
@@ -98,9 +99,9 @@ def test_forward_launches_per_the_contract_with_the_modules_own_weights():
     assert tensors["linear_weight"].data_ptr() == new.linear.weight.data_ptr()
     assert tensors["out"] is out
     argument = context["_kgen_argument"]
-    assert argument("in_features", tensors).value == 1024
-    assert isinstance(argument("in_features", tensors), ctypes.c_int)
-    assert argument("x", tensors).value == x.data_ptr()
+    assert argument("in_features", tensors, 132).value == 1024
+    assert isinstance(argument("in_features", tensors, 132), ctypes.c_int)
+    assert argument("x", tensors, 132).value == x.data_ptr()
 
 
 def test_two_outputs_come_back_as_a_tuple_and_bad_inputs_are_told():
@@ -171,15 +172,11 @@ def test_only_the_launch_whose_condition_holds_at_the_problems_size_is_written()
         "args=(x, out, batch_size, dim) when=(dim % 3 != 0)")
     assert unsupported(spec, contract) is None
     context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
-    assert context["_KGEN_LAUNCHES"] == [("relu_f32", (2048, 1, 1), (128, 1, 1), 0, (
+    assert context["_kgen_launches"](132) == [("relu_f32", (2048, 1, 1), (128, 1, 1), 0, (
         "x", "out", "batch_size", "dim"))]
 
 
 @pytest.mark.parametrize("launch, why", [
-    ("grid=(SMS) block=(256) args=(x, out, batch_size, dim)",
-     "uses SMS, the GPU's multiprocessor count"),
-    ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(x, out, batch_size, dim, SMS)",
-     "uses SMS, the GPU's multiprocessor count"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) cluster=(2) args=(x, out, batch_size, dim)",
      "uses thread-block clusters"),
     ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(tmap(x, box=(64, 4)), out, "
@@ -190,16 +187,58 @@ def test_launches_model_new_cannot_make_are_named_not_written(launch, why):
     assert unsupported(spec, contract) == f"launch relu_f32 (line 4) {why}"
 
 
+def test_launches_over_the_sm_count_are_computed_from_the_gpus_count():
+    """The SM count is known only on the GPU that runs model_new.py: expressions over SMS are
+    written out as Python with the problem's sizes put in, and SMS passed as an argument is the
+    device's count (the driver asks cuDeviceGetAttribute; test_kernelbench_gpu.py runs it)."""
+    text, _ = _model_new("l1_relu", kernel="l1_relu_persistent")
+    spec = _spec("l1_relu")
+    contract, _ = parse_contract((KERNELS / "l1_relu_persistent.cu").read_text(), spec)
+    assert contract is not None and unsupported(spec, contract) is None
+    context = _load(text)
+    args = ("x", "out", "batch_size", "dim", "SMS")
+    assert context["_kgen_launches"](132) == [("relu_sms_f32", (528, 1, 1), (256, 1, 1), 0, args)]
+    assert context["_kgen_launches"](20) == [("relu_sms_f32", (80, 1, 1), (128, 1, 1), 0, args)]
+    # batch_size * dim = 262,144: 2,048 blocks of 128 where 4 * SMS is more
+    assert context["_kgen_launches"](99)[0][1] == (396, 1, 1)
+    assert context["_kgen_launches"](600) == [("relu_sms_f32", (2400, 1, 1), (256, 1, 1), 0,
+                                                args)]
+    table = text.split("def _kgen_launches")[1].split("return launches")[0]
+    assert "_kgen_cdiv(16 * 16384, 128)" in table and "batch_size" not in table.replace(
+        "'batch_size'", "")
+    argument = context["_kgen_argument"]
+    sms = argument("SMS", {}, 114)
+    assert isinstance(sms, ctypes.c_int) and sms.value == 114
+
+
+@pytest.mark.parametrize("grid", [
+    "4 * SMS", "min(SMS * 3, cdiv(batch_size * dim, 1000))", "(SMS > 100 and 4) * 2 + 1",
+    "(SMS < 50 or 7) * cdiv(dim, SMS) + (not SMS % 3)", "max(1, dim // SMS - SMS % 7)",
+    "(batch_size - SMS) % 5 + 1"])
+def test_launch_expressions_over_the_sm_count_have_kgens_value_in_the_file(grid):
+    when = "SMS % 2 == 0 and SMS > 10 or SMS == 7"
+    spec, contract, source = _relu_with(
+        f"// kgen: launch relu_f32 grid=({grid}) block=(256) args=(x, out, batch_size, dim) "
+        f"when=({when})")
+    launches = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))[
+        "_kgen_launches"]
+    entry = spec.test_sizes[0]
+    for sms in (1, 7, 20, 99, 100, 114, 132, 133):
+        values = {**entry, "SMS": sms}
+        want = [("relu_f32", (expr.evaluate(grid, values), 1, 1), (256, 1, 1), 0,
+                 ("x", "out", "batch_size", "dim"))] if expr.evaluate(when, values) else []
+        assert launches(sms) == want, sms
+
+
 @pytest.mark.slow
-def test_a_run_whose_best_kernel_needs_the_sm_count_says_why_there_is_no_model_new(tmp_path):
-    source = (KERNELS / "l1_relu.cu").read_text().replace(
-        "grid=(cdiv(batch_size * dim, 256))", "grid=(SMS)")
+def test_a_run_whose_best_kernel_needs_the_sm_count_writes_model_new(tmp_path):
+    source = (KERNELS / "l1_relu_persistent.cu").read_text()
     (tmp_path / "script.json").write_text(json.dumps([fenced(source)]))
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(DATA / "l1_relu.py"), "--arch", "sm_90", "--no-gpu",
         "--backend", "scripted", "--out", str(tmp_path / "run"), "--json"],
         env={"KGEN_SCRIPT": str(tmp_path / "script.json"), "KGEN_MODEL": ""})
     assert result.exit_code == 0, result.output
-    assert not (tmp_path / "run" / "model_new.py").exists()
-    assert ("No model_new.py: launch relu_f32 (line 4) uses SMS, the GPU's multiprocessor count"
-            in (tmp_path / "run" / "report.md").read_text())
+    context = _load((tmp_path / "run" / "model_new.py").read_text())
+    assert context["_kgen_launches"](132)[0][:3] == ("relu_sms_f32", (528, 1, 1), (256, 1, 1))
+    assert "model_new.py" in (tmp_path / "run" / "report.md").read_text()

@@ -7,7 +7,8 @@ and the forward signature are Model's own. The problem's source is copied in (Ke
 ModelNew's source from a string, so nothing beside the file can be found), and so is the binary
 kgen validated, loaded through the CUDA driver with ctypes (kgen/loop/modelnew_runtime.py): no
 compiler or cupy at evaluation time, and what runs is what was validated. The sizes of a
-KernelBench problem are fixed, so grid, block and shared memory are computed here, once.
+KernelBench problem are fixed, so grid, block and shared memory are computed here, once, but
+for expressions over the GPU's SM count, which the file computes on the GPU that runs it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import base64
 from pathlib import Path
 
 from kgen import expr
-from kgen.contract import SMS, Contract, TensorMapArg
+from kgen.contract import SMS, Contract, Launch, TensorMapArg
 from kgen.dtypes import DTYPES
 from kgen.spec import Entry, OpSpec, Tensor
 
@@ -44,17 +45,9 @@ def render(spec: OpSpec, contract: Contract, binary: bytes, arch: str, source: s
 
 def unsupported(spec: OpSpec, contract: Contract) -> str | None:
     """Why model_new.py cannot launch this contract, or None. Its runtime makes plain
-    cuLaunchKernel calls at the problem's fixed sizes, computed when the file is written: no
-    cluster launch, no tensor map built on the host, and no SM count, which only the GPU that
-    runs it knows."""
-    for launch in contract.launches:
-        texts = (*launch.grid, *launch.block, launch.smem, launch.when)
-        if SMS in launch.args or any(isinstance(node, ast.Name) and node.id == SMS
-                                     for text in texts if text
-                                     for node in ast.walk(expr.parse(text))):
-            return (f"launch {launch.kernel} (line {launch.line}) uses {SMS}, the GPU's "
-                    "multiprocessor count")
-    for launch in contract.launches_at(spec.test_sizes[0]):
+    cuLaunchKernel calls at the problem's fixed sizes: no cluster launch and no tensor map built
+    on the host. (The SM count it asks of the GPU that runs it: see _launch_table.)"""
+    for launch in _running(contract, spec.test_sizes[0]):
         if launch.cluster:
             return f"launch {launch.kernel} (line {launch.line}) uses thread-block clusters"
         if any(isinstance(arg, TensorMapArg) for arg in launch.arguments()):
@@ -75,10 +68,6 @@ def _split_future(text: str) -> tuple[list[str], str]:
 def _constants(spec: OpSpec, contract: Contract, binary: bytes, arch: str) -> str:
     entry = spec.test_sizes[0]
     dtype = contract.dtype
-    launches = []
-    for launch in contract.launches_at(entry):  # the sizes are fixed: its `when`s are decided
-        grid, block, smem = launch.dims(entry)
-        launches.append((launch.kernel, _three(grid), _three(block), smem, launch.args))
     scalars: dict[str, tuple[str, float | int]] = {
         s: ("int", v) for s, v in spec.sizes_of(entry).items()}
     scalars |= {p.name: (DTYPES[p.dtype].ctype, v) for p, v in
@@ -87,19 +76,79 @@ def _constants(spec: OpSpec, contract: Contract, binary: bytes, arch: str) -> st
     chunks = "\n".join(f'    "{encoded[i:i + 96]}"' for i in range(0, len(encoded), 96))
     lines = [f"_KGEN_ARCH = {arch!r}",
              f"_KGEN_BINARY = _kgen_base64.b64decode(\n{chunks}\n)  # {len(binary)} bytes",
-             f"_KGEN_LAUNCHES = {launches!r}",
              f"_KGEN_INPUTS = {[_tensor(spec, t, entry, dtype) for t in spec.inputs]!r}",
              "_KGEN_WEIGHTS = " + repr([(t.name, t.attribute, *_tensor(spec, t, entry, dtype)[1:])
                                         for t in spec.weights]),
              f"_KGEN_OUTPUTS = {[_tensor(spec, t, entry, dtype) for t in spec.outputs]!r}",
              f"_KGEN_SCALARS = {scalars!r}",
-             f"_KGEN_RETURNS_TUPLE = {len(spec.outputs) > 1}"]
+             f"_KGEN_RETURNS_TUPLE = {len(spec.outputs) > 1}", "", "",
+             _launch_table(contract, entry)]
     return "\n".join(lines)
 
 
-def _three(dims: tuple[int, ...]) -> tuple[int, int, int]:
-    x, y, z = (*dims, 1, 1)[:3]
-    return x, y, z
+def _uses_sms(text: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == SMS for node in ast.walk(expr.parse(text)))
+
+
+def _running(contract: Contract, entry: Entry) -> list[Launch]:
+    """The launch lines that may run at the problem's sizes: those whose `when` holds there, and
+    those whose `when` depends on the SM count (decided in model_new.py, on the GPU)."""
+    return [launch for launch in contract.launches
+            if not launch.when or _uses_sms(launch.when) or launch.runs_at(entry)]
+
+
+def _launch_table(contract: Contract, entry: Entry) -> str:
+    """Python source of `_kgen_launches(SMS)`: the launches that run at the problem's sizes on a
+    GPU of SMS multiprocessors, as (kernel, grid, block, dynamic shared bytes, argument names).
+    The sizes are fixed, so every expression is computed here, except those over SMS, which
+    only the GPU that runs the file knows: those are written out as Python, the sizes put in.
+    (The expressions are kgen.expr's checked subset: integers, + - * // %, cdiv, min, max,
+    comparisons, and/or/not; each has kgen's value in Python, cdiv given and and/or made 0 or
+    1 as kgen.expr makes them.)"""
+    def python(text: str) -> str:
+        return ast.unparse(_Sized(entry).visit(ast.Expression(expr.parse(text))))
+
+    def value(text: str) -> str:
+        return f"int({python(text)})" if _uses_sms(text) else str(expr.evaluate(text, entry))
+
+    def three(texts: tuple[str, ...]) -> str:
+        x, y, z = (*texts, "1", "1")[:3]
+        return f"({value(x)}, {value(y)}, {value(z)})"
+
+    body = []
+    for launch in _running(contract, entry):
+        append = (f"launches.append(({launch.kernel!r}, {three(launch.grid)}, "
+                  f"{three(launch.block)}, {value(launch.smem)}, {launch.args!r}))")
+        if launch.when and _uses_sms(launch.when):
+            body += [f"    if {python(launch.when)}:", f"        {append}"]
+        else:
+            body.append(f"    {append}")
+    return "\n".join([
+        "def _kgen_launches(SMS: int) -> list:",
+        '    """The launches that run at the problem\'s sizes on a GPU of SMS multiprocessors."""',
+        "    launches: list = []", *body, "    return launches", ""])
+
+
+class _Sized(ast.NodeTransformer):
+    """An expression with the problem's sizes put in, cdiv renamed to the runtime's, and each
+    `a and b` / `a or b` made int(all((a, b))) / int(any((a, b))): Python's would be one of
+    its operands, kgen.expr's is 1 or 0, and both are used in arithmetic."""
+
+    def __init__(self, sizes: Entry) -> None:
+        self.sizes = sizes
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.sizes:
+            return ast.copy_location(ast.Constant(self.sizes[node.id]), node)
+        if node.id == "cdiv":
+            return ast.copy_location(ast.Name("_kgen_cdiv", node.ctx), node)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.expr:
+        values = [self.visit(v) for v in node.values]
+        combine = "all" if isinstance(node.op, ast.And) else "any"
+        call = ast.Call(ast.Name(combine, ast.Load()), [ast.Tuple(values, ast.Load())], [])
+        return ast.copy_location(ast.Call(ast.Name("int", ast.Load()), [call], []), node)
 
 
 def _tensor(spec: OpSpec, t: Tensor, entry: Entry, dtype: str

@@ -18,27 +18,38 @@ import torch as _kgen_torch
 # ---- kgen:constants begin (model_new.py gets the problem's values here)
 _KGEN_ARCH = "sm_90"
 _KGEN_BINARY = _kgen_base64.b64decode("")
-# (kernel, grid, block, dynamic shared bytes, argument names), at the problem's fixed sizes
-_KGEN_LAUNCHES: list[tuple[str, tuple[int, int, int], tuple[int, int, int], int,
-                           tuple[str, ...]]] = []
 _KGEN_INPUTS: list[tuple[str, tuple[int, ...], str]] = []  # (name, shape, dtype), forward's order
 _KGEN_WEIGHTS: list[tuple[str, str, tuple[int, ...], str]] = []  # (name, attribute, shape, dtype)
 _KGEN_OUTPUTS: list[tuple[str, tuple[int, ...], str]] = []
 _KGEN_SCALARS: dict[str, tuple[str, float | int]] = {}  # size or parameter -> (C type, value)
 _KGEN_RETURNS_TUPLE = False
+
+
+def _kgen_launches(SMS: int) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], int,
+                                          tuple[str, ...]]]:
+    """(kernel, grid, block, dynamic shared bytes, argument names) of each launch that runs at
+    the problem's sizes on a GPU of SMS multiprocessors (kgen writes the body)."""
+    return []
 # ---- kgen:constants end
 
 _KGEN_CTYPES: dict[str, Any] = {"int": _kgen_ctypes.c_int, "long long": _kgen_ctypes.c_longlong,
                 "float": _kgen_ctypes.c_float, "double": _kgen_ctypes.c_double}
 _KGEN_SMEM_ATTRIBUTE = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+_KGEN_SM_COUNT_ATTRIBUTE = 16  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+
+
+def _kgen_cdiv(a: int, b: int) -> int:
+    """Launch expressions' cdiv: a / b rounded up."""
+    return -(-a // b)
 
 
 class _KgenDriver:
-    """The embedded binary, loaded once per device into its primary context."""
+    """The embedded binary, loaded once per device into its primary context, with the launches
+    that run on that device (they may depend on its multiprocessor count)."""
 
     def __init__(self) -> None:
         self._lib: Any = None
-        self._loaded: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._loaded: dict[int, tuple[Any, dict[str, Any], int, list[Any]]] = {}
 
     def _cuda(self) -> Any:
         if self._lib is None:
@@ -46,6 +57,7 @@ class _KgenDriver:
             lib = c.CDLL("libcuda.so.1")
             lib.cuInit.argtypes = [c.c_uint]
             lib.cuDeviceGet.argtypes = [c.POINTER(c.c_int), c.c_int]
+            lib.cuDeviceGetAttribute.argtypes = [c.POINTER(c.c_int), c.c_int, c.c_int]
             lib.cuDevicePrimaryCtxRetain.argtypes = [c.POINTER(c.c_void_p), c.c_int]
             lib.cuCtxPushCurrent_v2.argtypes = [c.c_void_p]
             lib.cuCtxPopCurrent_v2.argtypes = [c.POINTER(c.c_void_p)]
@@ -71,11 +83,14 @@ class _KgenDriver:
                     "(run kgen again with --arch for this GPU)")
         raise RuntimeError(f"kgen ModelNew: {what} failed: {text}{hint}")
 
-    def _load(self, index: int) -> tuple[Any, dict[str, Any]]:
+    def _load(self, index: int) -> tuple[Any, dict[str, Any], int, list[Any]]:
         c, lib = _kgen_ctypes, self._cuda()
         self._check(lib.cuInit(0), "cuInit")
-        device, context = c.c_int(), c.c_void_p()
+        device, context, sms = c.c_int(), c.c_void_p(), c.c_int()
         self._check(lib.cuDeviceGet(c.byref(device), index), "cuDeviceGet")
+        self._check(lib.cuDeviceGetAttribute(c.byref(sms), _KGEN_SM_COUNT_ATTRIBUTE, device),
+                    "asking the multiprocessor count")
+        launches = _kgen_launches(sms.value)
         self._check(lib.cuDevicePrimaryCtxRetain(c.byref(context), device),
                     "retaining the device's primary context")
         self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
@@ -84,7 +99,7 @@ class _KgenDriver:
             self._check(lib.cuModuleLoadData(c.byref(module), _KGEN_BINARY),
                         "loading the kernel binary")
             functions = {}
-            for kernel, _grid, _block, smem, _args in _KGEN_LAUNCHES:
+            for kernel, _grid, _block, smem, _args in launches:
                 func = c.c_void_p()
                 self._check(lib.cuModuleGetFunction(c.byref(func), module, kernel.encode()),
                             f"finding kernel {kernel}")
@@ -97,7 +112,7 @@ class _KgenDriver:
                 functions[kernel] = func
         finally:
             lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
-        return context, functions
+        return context, functions, sms.value, launches
 
     def launch(self, device: Any, tensors: dict[str, Any]) -> None:
         """Every launch of the contract, in order, on torch's current stream of the device."""
@@ -106,13 +121,13 @@ class _KgenDriver:
         index = device.index if device.index is not None else _kgen_torch.cuda.current_device()
         if index not in self._loaded:
             self._loaded[index] = self._load(index)
-        context, functions = self._loaded[index]
+        context, functions, sms, launches = self._loaded[index]
         c, lib = _kgen_ctypes, self._cuda()
         stream = c.c_void_p(_kgen_torch.cuda.current_stream(device).cuda_stream)
         self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
         try:
-            for kernel, grid, block, smem, names in _KGEN_LAUNCHES:
-                values = [_kgen_argument(name, tensors) for name in names]
+            for kernel, grid, block, smem, names in launches:
+                values = [_kgen_argument(name, tensors, sms) for name in names]
                 pointers = (c.c_void_p * max(1, len(values)))(
                     *[c.addressof(v) for v in values])
                 self._check(lib.cuLaunchKernel(functions[kernel], *grid, *block, smem, stream,
@@ -121,10 +136,12 @@ class _KgenDriver:
             lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
 
 
-def _kgen_argument(name: str, tensors: dict[str, Any]) -> Any:
-    """A tensor's device pointer, or a size or parameter in its C type."""
+def _kgen_argument(name: str, tensors: dict[str, Any], sms: int) -> Any:
+    """A tensor's device pointer, a size or parameter in its C type, or the SM count (an int)."""
     if name in tensors:
         return _kgen_ctypes.c_void_p(tensors[name].data_ptr())
+    if name == "SMS":
+        return _kgen_ctypes.c_int(sms)
     ctype, value = _KGEN_SCALARS[name]
     return _KGEN_CTYPES[ctype](value)
 

@@ -2,8 +2,9 @@
 # Twenty-ninth session. From the repository root (carry .deb and .whl), results under $OUT.
 #   bash benchmarks/s29-2026-12-06/device.sh sk3   (about 4 minutes, 7 more on an H200)
 #     The kept sk=3 default (two launches; SK_SPREAD 2; the SM count an argument), which the
-#     twenty-eighth session wrote but could not run: the default's GPU tests and the profile
-#     tests of the profiler range (ncu --profile-from-start off), then on an H200
+#     twenty-eighth session wrote but could not run: the default's GPU tests, the profile
+#     tests of the profiler range (ncu --profile-from-start off) and model_new.py's harness
+#     tests (one with launches over SMS), then on an H200
 #     bench_table's float32 gemm rows (the README's table), then sk=3 ("") against sk=2 at the
 #     bench sizes and three round-edge sizes, validated at the timed sizes, REPS times
 #     (default 2), as LIMIT allows.
@@ -20,8 +21,8 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,no
   | tee "$OUT/gpu.txt"
 if [ "$what" = sk3 ]; then
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-    -k "simt_default_is_correct or simt_stream_k_is_correct or chosen_by_the_sm_count or wgmma_default_is_profiled or copy_is_dram" \
-    tests/test_author.py tests/test_feedback_gpu.py 2>&1 \
+    -k "simt_default_is_correct or simt_stream_k_is_correct or chosen_by_the_sm_count or wgmma_default_is_profiled or copy_is_dram or model_new_matches_model" \
+    tests/test_author.py tests/test_feedback_gpu.py tests/test_kernelbench_gpu.py 2>&1 \
     | tee "$OUT/sk3-tests.log" | tail -3
   if grep -q H200 "$OUT/gpu.txt"; then  # the README's table is the H200's
     timeout $((LIMIT - SECONDS)) python3 -m benchmarks.bench_table --dtypes float32 --ops "" \

@@ -230,6 +230,56 @@ def test_launch_expressions_over_the_sm_count_have_kgens_value_in_the_file(grid)
         assert launches(sms) == want, sms
 
 
+class FakeCuda:
+    """Stands in for libcuda: a GPU of `sms` multiprocessors; records each kernel launch's
+    grid, block and the values of its int arguments."""
+
+    def __init__(self, sms: int):
+        self.sms, self.launched = sms, []
+
+    def __getattr__(self, name):
+        return lambda *args: 0  # cuInit, cuCtxPushCurrent_v2, ...: CUDA_SUCCESS
+
+    def cuDeviceGetAttribute(self, value, attribute, device):
+        assert attribute == 16  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        value._obj.value = self.sms
+        return 0
+
+    def cuLaunchKernel(self, func, gx, gy, gz, bx, by, bz, smem, stream, pointers, extra):
+        ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int)).contents.value
+                for i in range(2, 5)]  # batch_size, dim, SMS
+        self.launched.append(((gx, gy, gz), (bx, by, bz), ints))
+        return 0
+
+
+@pytest.mark.parametrize("sms, grid, block", [(132, 528, 256), (20, 80, 128)])
+def test_the_driver_launches_what_the_gpus_sm_count_picks_and_passes_the_count(sms, grid, block):
+    context = _load(_model_new("l1_relu", kernel="l1_relu_persistent")[0])
+    fake = FakeCuda(sms)
+    driver = context["_KGEN_DRIVER"]
+    driver._lib = fake
+    stream = type("Stream", (), {"cuda_stream": 0})()
+    context["_kgen_torch"] = type("Torch", (), {"cuda": type("Cuda", (), {
+        "current_stream": staticmethod(lambda device: stream)})})
+    x, out = torch.zeros(16, 16384), torch.zeros(16, 16384)
+    driver.launch(torch.device("cuda", 0), {"x": x, "out": out})
+    assert fake.launched == [((grid, 1, 1), (block, 1, 1), [16, 16384, sms])]
+    fake.sms = 7  # loaded once per device: the count asked at load time stands
+    driver.launch(torch.device("cuda", 0), {"x": x, "out": out})
+    assert fake.launched[1] == fake.launched[0]
+
+
+def test_the_driver_says_so_when_no_launch_runs_at_the_gpus_sm_count():
+    spec, contract, source = _relu_with(
+        "// kgen: launch relu_f32 grid=(SMS) block=(256) args=(x, out, batch_size, dim) "
+        "when=(SMS >= 100)")
+    context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
+    context["_KGEN_DRIVER"]._lib = FakeCuda(20)
+    with pytest.raises(RuntimeError, match="no launch of the kernel's contract runs on a GPU "
+                       "of 20 multiprocessors"):
+        context["_KGEN_DRIVER"].launch(torch.device("cuda", 0), {})
+
+
 @pytest.mark.slow
 def test_a_run_whose_best_kernel_needs_the_sm_count_writes_model_new(tmp_path):
     source = (KERNELS / "l1_relu_persistent.cu").read_text()

@@ -91,6 +91,9 @@ class _KgenDriver:
         self._check(lib.cuDeviceGetAttribute(c.byref(sms), _KGEN_SM_COUNT_ATTRIBUTE, device),
                     "asking the multiprocessor count")
         launches = _kgen_launches(sms.value)
+        if not launches:  # kgen checked the conditions only at its own assumed count
+            raise RuntimeError(f"kgen ModelNew: no launch of the kernel's contract runs on a "
+                               f"GPU of {sms.value} multiprocessors (every when= is false)")
         self._check(lib.cuDevicePrimaryCtxRetain(c.byref(context), device),
                     "retaining the device's primary context")
         self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")

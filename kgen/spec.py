@@ -130,6 +130,9 @@ class OpSpec:
     params: tuple[Param, ...] = ()
     checks: tuple[str, ...] = ()
     baseline: Baseline = field(default_factory=Baseline)
+    # A shipped op this one computes the same thing as, its operands and output bound in order
+    # (`same_as: gemm`: the first input is A, the second B, the output C; kgen.ops.sameas).
+    same_as: str = ""
 
     def _role(self, role: str) -> tuple[Tensor, ...]:
         return tuple(t for t in self.tensors if t.role == role)
@@ -191,7 +194,8 @@ class OpSpec:
                 "reference": asdict(self.reference), "test_sizes": list(self.test_sizes),
                 "bench_sizes": list(self.bench_sizes), "flops": self.flops, "bytes": self.bytes,
                 "folder": str(self.folder), "params": [asdict(p) for p in self.params],
-                "checks": list(self.checks), "baseline": asdict(self.baseline)}
+                "checks": list(self.checks), "baseline": asdict(self.baseline),
+                "same_as": self.same_as}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OpSpec:
@@ -201,4 +205,5 @@ class OpSpec:
                    Reference(**data["reference"]), tuple(data["test_sizes"]),
                    tuple(data["bench_sizes"]), data["flops"], data["bytes"],
                    Path(data["folder"]), tuple(Param(**p) for p in data.get("params", ())),
-                   tuple(data.get("checks", ())), Baseline(**data.get("baseline", {})))
+                   tuple(data.get("checks", ())), Baseline(**data.get("baseline", {})),
+                   data.get("same_as", ""))

@@ -774,3 +774,53 @@ def test_wgmma_default_is_correct_at_every_test_size_on_hopper(dtype, changes):
     options = EvalOptions(bench_sizes=({"M": 4096, "N": 4096, "K": 4096},), bench_budget_s=0.5)
     result = evaluate(compiled, contract, SPEC, target, options=options, workers=gpu_workers())
     assert result is not None and result.passed, result and result.message
+
+
+def _square_matmul():
+    """gemm as another op would state it: `X @ W -> out`, one size N, same_as: gemm."""
+    from kgen.spec import Reference, Tensor
+
+    gemm = load_op("gemm")
+    return dataclasses.replace(
+        gemm, name="square_mm", sizes=("N",), same_as="gemm",
+        tensors=(Tensor("X", ("N", "N"), "input"), Tensor("W", ("N", "N"), "input"),
+                 Tensor("out", ("N", "N"), "output")),
+        reference=Reference("expression", "X @ W"), test_sizes=({"N": 7},),
+        bench_sizes=({"N": 4096},), flops="2 * N * N * N", bytes="3 * N * N * ELEM")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_89"])
+def test_an_op_same_as_gemm_gets_gemms_kernels_under_its_own_names(arch, dtype):
+    from kgen.author.families import BoundGemm, family_for
+
+    spec, target = _square_matmul(), parse_arch(arch, check_nvcc=False)
+    family = family_for(spec)
+    assert isinstance(family, BoundGemm) and family.templates(target, dtype)
+    p, _ = family.first(target, dtype)
+    source = family.render(p, dtype, target)
+    contract, problems = parse_contract(source, spec)
+    assert problems == () and contract.op == "square_mm" and contract.dtype == dtype
+    for launch in contract.launches:
+        plain = [a for a in launch.arguments() if isinstance(a, str) and a != "SMS"]
+        maps = [a.tensor for a in launch.arguments() if not isinstance(a, str)]
+        assert plain == ["X", "W", "out", "N", "N", "N"], launch.args
+        assert maps in ([], ["X", "W", "out"]), launch.args
+        assert not re.search(r"\b[ABCMK]\b", " ".join(launch.grid + (launch.when,)))
+    # Only the contract changes: the kernel is gemm's, byte for byte.
+    kernel = [ln for ln in source.splitlines() if not ln.startswith("// kgen:")
+              and "computes gemm" not in ln]
+    assert kernel == [ln for ln in gemm_space.render(p, dtype).splitlines()
+                      if not ln.startswith("// kgen:")]
+
+
+def test_the_builtin_author_writes_an_op_same_as_gemm_that_compiles():
+    spec = _square_matmul()
+    target = parse_arch("sm_90a")
+    reply = BuiltinModel().complete(Request((), Task("generate", target, spec, "float16"), ()))
+    assert reply.give_up is None and "wgmma" in reply.text
+    source = extract_source(reply.text)
+    compiled = compile_source(source, target)
+    assert compiled.ok, compiled.summary
+    contract, problems = parse_contract(source, spec)
+    assert problems == () and contract.op == "square_mm"

@@ -4,6 +4,7 @@ the worker's seeded draws and Model reference, on the CPU build of torch."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 
 from kgen.cli import main
 from kgen.errors import UsageError
+from kgen.loop.candidate import parse_contract
 from kgen.ops import load_op, spec_from
 from kgen.ops.kernelbench import load_problem
 from kgen.sandbox import kernelbench
@@ -89,6 +91,35 @@ def test_shared_values_get_a_neutral_symbol_and_several_outputs_keep_their_dtype
     assert "D64" in conv.sizes and "D64 is out_channels, height, width" in conv.description
     pair = _load("l1_max_with_index.py")
     assert [(t.name, t.dtype) for t in pair.outputs] == [("out0", None), ("out1", "int64")]
+
+
+def test_a_problem_whose_forward_is_one_matmul_of_its_inputs_is_same_as_gemm(tmp_path):
+    assert _load("l1_matmul.py").same_as == "gemm"
+    assert _load("l2_gemm_bias_gelu.py").same_as == ""  # a Linear, its bias and a GELU
+    more = tmp_path / "matmul_relu.py"  # a second op after the product
+    more.write_text((DATA / "l1_matmul.py").read_text().replace(
+        "return torch.matmul(A, B)", "return torch.matmul(A, B).relu()"))
+    assert load_problem(more).same_as == ""
+
+
+def test_the_builtin_author_writes_a_matmul_problem_with_gemms_templates(tmp_path):
+    """Offline: the problem's spec binds A, B and out to gemm's; the file compiles, its contract
+    names the problem's tensors, and model_new.py launches it by those names."""
+    problem = DATA / "l1_matmul.py"
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(problem), "--arch", "sm_90", "--no-gpu", "--rounds",
+        "1", "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ok"] and not summary["validated"]
+    best = Path(summary["best"]).read_text()
+    assert "builtin author" in best and "template=simt" in best
+    contract, problems = parse_contract(best, _load("l1_matmul.py"))
+    assert problems == () and contract.op == "l1_matmul"
+    assert all(launch.args[:6] == ("A", "B", "out", "M", "N", "K")
+               for launch in contract.launches)
+    model_new = (tmp_path / "run" / "model_new.py").read_text()
+    assert "('A', 'B', 'out', 'M', 'N', 'K', 'SMS')" in model_new
 
 
 def test_spec_sources_and_their_errors(tmp_path):

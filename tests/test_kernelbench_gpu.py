@@ -87,6 +87,21 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
     kernelbench_harness(problem.read_text(), model_new)
 
 
+def test_the_builtin_author_solves_a_kernelbench_matmul_for_the_harness(tmp_path):
+    """No endpoint: the problem says same_as: gemm, so the builtin author writes gemm's kernel
+    under the problem's names; model_new.py launches it in KernelBench's harness."""
+    problem = DATA / "l1_matmul.py"
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",
+        str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["validated"] is True
+    model_new = (tmp_path / "run" / "model_new.py").read_text()
+    assert "kgen validated it on" in model_new and "builtin author" in model_new
+    kernelbench_harness(problem.read_text(), model_new)
+
+
 @pytest.mark.parametrize("name, kernel", [("l1_relu", "l1_relu"),
                                           ("l1_max_with_index", "l1_max_with_index"),
                                           ("l1_relu", "l1_relu_persistent")])

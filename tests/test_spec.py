@@ -29,7 +29,7 @@ def _write(tmp_path, change):
     data = yaml.safe_load(load_op("gemm").folder.joinpath("spec.yaml").read_text())
     change(data)
     path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path.write_text(yaml.safe_dump(data, sort_keys=False))  # tensor order matters (same_as)
     return path
 
 
@@ -188,3 +188,60 @@ def test_kgen_spec_prints_yaml_that_loads_back_to_the_same_op(tmp_path):
         (folder / "spec.yaml").write_text(spec_yaml(spec))
         again = load_op(path=folder / "spec.yaml")
         assert again.to_json() | {"folder": ""} == spec.to_json() | {"folder": ""}, name
+
+
+def _square_matmul(data):
+    """gemm's spec as a square matmul `X @ W -> out`, every dim N, with same_as: gemm."""
+    data.update(sizes=["N"], same_as="gemm", reference="X @ W", flops="2 * N * N * N",
+                bytes="3 * N * N * ELEM", baseline=None,
+                tensors={"X": {"shape": ["N", "N"], "role": "input"},
+                         "W": {"shape": ["N", "N"], "role": "input"},
+                         "out": {"shape": ["N", "N"], "role": "output"}},
+                test_sizes=[{"N": 7}, {"N": 130}], bench_sizes=[{"N": 4096}])
+    data.pop("baseline")
+
+
+def test_same_as_gemm_binds_the_operands_and_output_in_order(tmp_path):
+    from kgen.ops import spec_yaml
+    from kgen.ops.sameas import spec_binding
+
+    spec = load_op(path=_write(tmp_path, _square_matmul))
+    assert spec.same_as == "gemm"
+    assert spec_binding(spec) == {"A": "X", "B": "W", "C": "out", "M": "N", "N": "N", "K": "N"}
+    assert spec_binding(load_op("gemm")) == {}  # the shipped op needs no binding
+    assert "same_as: gemm" in spec_yaml(spec)
+    (tmp_path / "again.yaml").write_text(spec_yaml(spec))
+    assert load_op(path=tmp_path / "again.yaml").same_as == "gemm"
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda d: d.update(same_as="softmax"), "'softmax' is not an op kgen can bind to"),
+    (lambda d: d.update(same_as=3), "field 'same_as' should be a str"),
+    (lambda d: d["tensors"]["W"].update(shape=["N", "1"]), "1 is not a size symbol"),
+    (lambda d: d["tensors"]["out"].update(shape=["N"]), "not every tensor is 2-D"),
+    (lambda d: d["tensors"]["W"].update(dtype="int32"), "W set their own dtype"),
+    (lambda d: d["tensors"].update(Z={"shape": ["N", "N"], "role": "input"}),
+     "this spec has 3 operands and 1 outputs"),
+])
+def test_a_same_as_the_tensors_do_not_fit_is_one_error_naming_the_field(tmp_path, change, words):
+    def both(data):
+        _square_matmul(data)
+        change(data)
+
+    with pytest.raises(UsageError, match="same_as") as caught:
+        load_op(path=_write(tmp_path, both))
+    assert words in str(caught.value)
+
+
+def test_same_as_gemm_checks_that_the_shapes_chain(tmp_path):
+    def rectangular(data):
+        _square_matmul(data)
+        data.update(sizes=["M", "N", "K"], test_sizes=[{"M": 3, "N": 5, "K": 7}],
+                    bench_sizes=[])
+        data["tensors"]["X"]["shape"] = ["M", "K"]
+        data["tensors"]["W"]["shape"] = ["N", "K"]  # X @ W.T, not gemm
+        data["tensors"]["out"]["shape"] = ["M", "N"]
+        data.update(reference="X @ W.T")
+
+    with pytest.raises(UsageError, match=r"X\[M,K\], W\[N,K\] -> out\[M,N\] are not"):
+        load_op(path=_write(tmp_path, rectangular))

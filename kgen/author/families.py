@@ -1,5 +1,6 @@
-"""Which template family writes which op: gemm (simt, mma, wgmma), elementwise (gelu, silu,
-bias_relu), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm) and transpose.
+"""Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
+`same_as: gemm`), elementwise (gelu, silu, bias_relu), rowwise (sum, max, argmax, softmax,
+layernorm, rmsnorm) and transpose.
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
@@ -12,12 +13,14 @@ for, so a user's op that merely shares a name is not written with the wrong sign
 from __future__ import annotations
 
 import dataclasses
+import re
 from types import ModuleType
 from typing import Any, Protocol
 
 from kgen.arch import Arch
 from kgen.author import costmodel, elementwise, memspace, rowwise, transpose
 from kgen.author import space as gemm_space
+from kgen.ops import sameas
 from kgen.spec import OpSpec
 
 KINDS: tuple[ModuleType, ...] = (elementwise, rowwise, transpose)
@@ -88,6 +91,43 @@ class GemmFamily:
 
     def parse(self, text: str) -> Any | None:
         return gemm_space.parse_choices(text)
+
+
+class BoundGemm(GemmFamily):
+    """gemm's templates for an op whose spec says `same_as: gemm` (a KernelBench matmul): the
+    same kernels, with the contract's op name and the launch lines' tensor and size names
+    renamed to the spec's."""
+
+    def __init__(self, spec: OpSpec):
+        super().__init__()
+        self.spec = spec
+        self.names = sameas.spec_binding(spec)
+
+    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
+        return super().templates(arch, dtype) if dtype in self.spec.dtypes else ()
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        return bind_contract(super().render(p, dtype, arch), self.spec.name, self.names)
+
+
+_GEMM_NAME = re.compile(r"\b[ABCMNK]\b")
+
+
+def bind_contract(source: str, op: str, names: dict[str, str]) -> str:
+    """A gemm file's contract for the bound op: `op=gemm` becomes `op=OP` and, in the launch
+    lines only, gemm's names become the op's (the kernel's own parameter names do not matter)."""
+    lines = source.split("\n")
+    last = 0
+    for i, line in enumerate(lines):
+        if line.startswith("// kgen: op=gemm "):
+            lines[i] = line.replace("op=gemm ", f"op={op} ", 1)
+        elif line.startswith("// kgen: launch "):
+            lines[i] = _GEMM_NAME.sub(lambda m: names[m.group(0)], line)
+        if line.startswith("// kgen:"):
+            last = i
+    told = ", ".join(f"{k}={v}" for k, v in names.items())
+    lines.insert(last + 1, f"// {op} computes gemm (its spec says same_as: gemm): {told}.")
+    return "\n".join(lines)
 
 
 _ALTERNATIVES = {
@@ -176,6 +216,8 @@ def family_for(spec: OpSpec | None) -> Family | None:
         return None
     if spec.name == "gemm":
         return GEMM
+    if spec.same_as == "gemm":
+        return BoundGemm(spec)
     kind = _kind_of(spec.name)
     if kind is None or memspace.signature(spec) != kind.SIGNATURES[spec.name]:
         return None

@@ -6,7 +6,9 @@ The file is executed on torch's meta device: Model(*get_init_inputs()) and get_i
 tensors with shapes and dtypes but no data, and forward on them gives the outputs' shapes. A
 dispatch mode watches every op forward runs: random ops (tagged nondeterministic_seeded), ops
 whose output shape depends on the values (dynamic_output_shape), and in-place writes to an input
-are refused, each with a line saying what and why.
+are refused, each with a line saying what and why. It also notes whether forward is exactly
+one matrix product of its two inputs (`torch.matmul(A, B)`), which the spec then says with
+`same_as: gemm`.
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ def _random(call: ast.Call) -> bool:
     return not (training and isinstance(training[0], ast.Constant) and training[0].value is False)
 
 
-def _watcher(inputs: list[Any]) -> Any:
+def _watcher(inputs: list[Any], calls: list[tuple[Any, tuple, Any]]) -> Any:
+    """The dispatch mode that refuses what does not convert; it lists every call in `calls`
+    (the op, its arguments, its result)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -104,7 +108,9 @@ def _watcher(inputs: list[Any]) -> Any:
                         and value.untyped_storage()._cdata in storages):
                     raise Refused(f"forward modifies an input in place ({func}): the reference "
                                   "would change what the kernel reads")
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            calls.append((func, args, result))
+            return result
 
     return Watcher()
 
@@ -158,8 +164,9 @@ def probe(path: Path) -> dict[str, Any]:
                       "function of its inputs")
     space, model, inputs = _instantiate(path, source)
     counter = FlopCounterMode(display=False)
+    calls: list[tuple[Any, tuple, Any]] = []
     try:
-        with torch.device("meta"), counter, _watcher(inputs):
+        with torch.device("meta"), counter, _watcher(inputs, calls):
             out = model(*inputs)
     except Refused:
         raise
@@ -177,7 +184,20 @@ def probe(path: Path) -> dict[str, Any]:
             "outputs": [_describe(t) for t in outs],
             "returns": "tuple" if isinstance(out, (tuple, list)) else "tensor",
             "constants": constants, "flops": int(counter.get_total_flops()),
+            "matmul": not weights and _one_matmul(calls, inputs, out),
             "doc": inspect.getdoc(space["Model"]) or ""}
+
+
+def _one_matmul(calls: list[tuple[Any, tuple, Any]], inputs: list[Any], out: Any) -> bool:
+    """Whether forward ran one op, a 2-D matrix product of its two inputs in order, and returned
+    its result itself (torch.matmul, torch.mm and @ all dispatch to aten.mm here)."""
+    import torch
+
+    if len(calls) != 1 or len(inputs) != 2:
+        return False
+    func, args, result = calls[0]
+    return (func is torch.ops.aten.mm.default and len(args) == 2 and args[0] is inputs[0]
+            and args[1] is inputs[1] and out is result)
 
 
 def _meta_failure(exc: Exception) -> str:

@@ -118,7 +118,8 @@ def _unique(name: str, taken: set[str]) -> str:
 
 def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The spec-file mapping for a probed problem: tensors named by forward's arguments, the
-    Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances."""
+    Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances;
+    `same_as: gemm` where forward is one matmul of its two inputs."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -150,12 +151,17 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     reference, tol = TOLERANCES[run]
     sizes = {name: value for value, name in symbols.items()}
     doc = " ".join(data.get("doc", "").split())
+    # forward is one matmul of its inputs; with every dim a symbol and one dtype, that is gemm
+    same_as = {"same_as": "gemm"} if data.get("matmul") and all(
+        "dtype" not in t and all(d in sizes for d in t["shape"]) for t in tensors.values()) \
+        else {}
     return {"name": op_name(path),
             "description": f"KernelBench problem {path.name}: {doc}{_aliases(data, symbols)}",
             "sizes": list(sizes), "tensors": tensors,
             "dtypes": {run: {"reference": reference, "atol": tol, "rtol": tol}},
             "kernelbench": str(path.resolve()), "test_sizes": [sizes], "bench_sizes": [sizes],
-            "flops": str(data["flops"]), "bytes": f"ELEM * {sum(elements)} + {fixed}"}
+            "flops": str(data["flops"]), "bytes": f"ELEM * {sum(elements)} + {fixed}",
+            **same_as}
 
 
 def _count(shape: list[int]) -> int:

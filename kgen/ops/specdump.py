@@ -32,6 +32,8 @@ def spec_data(spec: OpSpec) -> dict[str, Any]:
     if spec.baseline.label or spec.baseline.expression:
         data["baseline"] = {k: v for k, v in (("label", spec.baseline.label),
                                               ("expression", spec.baseline.expression)) if v}
+    if spec.same_as:
+        data["same_as"] = spec.same_as
     return data
 
 

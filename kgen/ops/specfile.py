@@ -2,7 +2,7 @@
 
 The schema (README "Op specs"): name, description, sizes, params, tensors (shape, role, dtype,
 init), dtypes, one of reference / reference_file / kernelbench, checks, test_sizes, bench_sizes,
-flops, bytes, baseline. A bad spec is one UsageError naming the field.
+flops, bytes, baseline, same_as. A bad spec is one UsageError naming the field.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
-from kgen.ops import checks, fields
+from kgen.ops import checks, fields, sameas
 from kgen.ops.yamlload import load_yaml
 from kgen.paths import data_dir
 from kgen.refexpr import check as check_reference
@@ -21,7 +21,7 @@ from kgen.spec import Baseline, OpSpec, Tolerance
 
 TOP_KEYS = {"name", "description", "sizes", "params", "tensors", "dtypes", "reference",
             "reference_file", "kernelbench", "checks", "test_sizes", "bench_sizes", "flops",
-            "bytes", "baseline"}
+            "bytes", "baseline", "same_as"}
 
 
 def available_ops() -> list[str]:
@@ -79,11 +79,14 @@ def _build(data: Any, folder: Path) -> OpSpec:
                           "test_sizes", sizes, params)
     bench = fields.entries(fields.field(data, "bench_sizes", list), "bench_sizes", sizes, params)
     checks.elements({t.name: t.shape for t in tensors}, test + bench, "sizes")
+    same_as = fields.field(data, "same_as", str) if "same_as" in data else ""
+    if same_as:
+        sameas.binding(same_as, tensors, sizes, params)
     return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
                   _dtypes(data), reference, test, bench,
                   _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
                   folder, params, fields.checks(data.get("checks"), outputs),
-                  _baseline(data.get("baseline"), names))
+                  _baseline(data.get("baseline"), names), same_as)
 
 
 def _dtypes(data: dict[str, Any]) -> dict[str, Tolerance]:

@@ -1,6 +1,7 @@
 """KernelBench problems in: `kgen spec` on each test problem, the refusals (randomness, dropout in
 train mode, data-dependent shapes, in-place inputs), the round trip through a saved spec.yaml, and
-the worker's seeded draws and Model reference, on the CPU build of torch."""
+the worker's seeded draws and Model reference, on the CPU build of torch; a plain matmul problem
+is `same_as: gemm`, which the builtin author writes with its gemm templates (offline)."""
 
 from __future__ import annotations
 

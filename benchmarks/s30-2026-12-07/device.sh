@@ -20,7 +20,7 @@ source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
   | tee "$OUT/gpu.txt"
 if [ "$what" = sk3 ]; then
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
     -k "simt_default_is_correct or simt_stream_k_is_correct or chosen_by_the_sm_count or wgmma_default_is_profiled or copy_is_dram or model_new_matches_model or kernelbench_matmul" \
     tests/test_author.py tests/test_feedback_gpu.py tests/test_kernelbench_gpu.py 2>&1 \
     | tee "$OUT/sk3-tests.log" | tail -3

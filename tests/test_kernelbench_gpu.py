@@ -12,7 +12,7 @@ import pytest
 import torch
 from chat_server import ChatServer, completion
 from click.testing import CliRunner
-from helpers import fenced
+from helpers import fenced, local_hopper
 
 from kgen.arch import local_gpu
 from kgen.cli import main
@@ -28,7 +28,8 @@ KERNELS = DATA / "kernels"
 TOLERANCE = 1e-4  # KernelBench's float32 tolerance (atol = rtol)
 
 
-def kernelbench_harness(problem: str, model_new: str, trials: int = 3, seed: int = 42) -> None:
+def kernelbench_harness(problem: str, model_new: str, trials: int = 3, seed: int = 42,
+                        tolerance: float = TOLERANCE) -> None:
     """What KernelBench's evaluator does: exec both sources, seed, build Model and ModelNew the
     same way, compare outputs on fresh inputs with torch.allclose."""
     reference: dict = {}
@@ -52,7 +53,7 @@ def kernelbench_harness(problem: str, model_new: str, trials: int = 3, seed: int
             assert len(want) == len(got)
             for w, g in zip(want, got, strict=True):
                 assert w.shape == g.shape and w.dtype == g.dtype
-                assert torch.allclose(w, g, atol=TOLERANCE, rtol=TOLERANCE), \
+                assert torch.allclose(w, g, atol=tolerance, rtol=tolerance), \
                     f"trial {trial}: max diff {float((w - g).abs().max())}"
 
 
@@ -100,6 +101,29 @@ def test_the_builtin_author_solves_a_kernelbench_matmul_for_the_harness(tmp_path
     model_new = (tmp_path / "run" / "model_new.py").read_text()
     assert "kgen validated it on" in model_new and "builtin author" in model_new
     kernelbench_harness(problem.read_text(), model_new)
+
+
+@pytest.mark.parametrize("n", [4096, 4100])
+def test_the_builtin_wgmma_kernel_runs_from_model_new_with_tensor_maps_and_clusters(tmp_path, n):
+    """A float16 matmul problem on sm_90a: the builtin author's wgmma kernel passes tensor maps
+    (built by model_new.py on every forward) and, where B's rows are not 16-byte multiples
+    (N = 4100), launches clusters of 2 with zeros for the maps TMA cannot make."""
+    arch = local_hopper()
+    problem = tmp_path / f"l1_matmul_f16_{n}.py"
+    text = (DATA / "l1_matmul.py").read_text().replace("N = 4096", f"N = {n}")
+    for shape in ("M, K", "K, N"):
+        text = text.replace(f"torch.randn({shape})", f"torch.randn({shape}, dtype=torch.float16)")
+    problem.write_text(text)
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(problem), "--arch", f"{arch.name}a", "--rounds", "1",
+        "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["validated"] is True
+    model_new = (tmp_path / "run" / "model_new.py").read_text()
+    assert "gemm_wgmma_f16" in model_new and "('tmap', 'A'" in model_new
+    assert ("(2, 1, 1)))" in model_new) == (n % 16 != 0)  # the cluster launch, where it runs
+    kernelbench_harness(problem.read_text(), model_new, tolerance=1e-2)  # KernelBench's fp16
 
 
 @pytest.mark.parametrize("name, kernel", [("l1_relu", "l1_relu"),

@@ -21,7 +21,7 @@ from kgen.arch import parse_arch
 from kgen.cli import main
 from kgen.compile import compile_source
 from kgen.loop.candidate import parse_contract
-from kgen.loop.modelnew import render, unsupported
+from kgen.loop.modelnew import render
 from kgen.ops.kernelbench import load_problem
 
 pytestmark = pytest.mark.nvcc
@@ -81,7 +81,7 @@ def test_model_new_has_models_constructor_weights_and_signature():
     assert context["_KGEN_BINARY"] == cubin
     assert context["_kgen_launches"](132) == [("gemm_bias_gelu_f32", (128, 32, 1), (16, 16, 1), 0, (
         "x", "linear_weight", "linear_bias", "out", "batch_size", "in_features",
-        "out_features"))]
+        "out_features"), ())]
     assert "int main" not in context["_KGEN_SOURCE"] and "gemm_bias_gelu_f32" in context[
         "_KGEN_SOURCE"]
 
@@ -170,21 +170,22 @@ def test_only_the_launch_whose_condition_holds_at_the_problems_size_is_written()
         "args=(x, out, batch_size, dim) when=(dim % 3 == 0)\n"
         "// kgen: launch relu_f32 grid=(cdiv(batch_size * dim, 128)) block=(128) "
         "args=(x, out, batch_size, dim) when=(dim % 3 != 0)")
-    assert unsupported(spec, contract) is None
     context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
     assert context["_kgen_launches"](132) == [("relu_f32", (2048, 1, 1), (128, 1, 1), 0, (
-        "x", "out", "batch_size", "dim"))]
+        "x", "out", "batch_size", "dim"), ())]
 
 
-@pytest.mark.parametrize("launch, why", [
-    ("grid=(cdiv(batch_size * dim, 256)) block=(256) cluster=(2) args=(x, out, batch_size, dim)",
-     "uses thread-block clusters"),
-    ("grid=(cdiv(batch_size * dim, 256)) block=(256) args=(tmap(x, box=(64, 4)), out, "
-     "batch_size, dim)", "passes a tensor map"),
-])
-def test_launches_model_new_cannot_make_are_named_not_written(launch, why):
-    spec, contract, _ = _relu_with(f"// kgen: launch relu_f32 {launch}")
-    assert unsupported(spec, contract) == f"launch relu_f32 (line 4) {why}"
+_CLUSTER_TMAP = ("// kgen: launch relu_f32 grid=(cdiv(batch_size * dim, 256)) block=(256) "
+                 "smem=(SMS * 0 + 1024) cluster=(2) args=(tmap(x, box=(32, dim // 4096), "
+                 "swizzle=128{optional}), out, batch_size, dim)")
+
+
+def test_cluster_launches_and_tensor_maps_go_into_the_launch_table():
+    spec, contract, source = _relu_with(_CLUSTER_TMAP.format(optional=", optional=1"))
+    context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
+    assert context["_kgen_launches"](132) == [(
+        "relu_f32", (1024, 1, 1), (256, 1, 1), 1024,
+        (("tmap", "x", (32, 4), 128, True), "out", "batch_size", "dim"), (2, 1, 1))]
 
 
 def test_launches_over_the_sm_count_are_computed_from_the_gpus_count():
@@ -194,15 +195,17 @@ def test_launches_over_the_sm_count_are_computed_from_the_gpus_count():
     text, _ = _model_new("l1_relu", kernel="l1_relu_persistent")
     spec = _spec("l1_relu")
     contract, _ = parse_contract((KERNELS / "l1_relu_persistent.cu").read_text(), spec)
-    assert contract is not None and unsupported(spec, contract) is None
+    assert contract is not None
     context = _load(text)
     args = ("x", "out", "batch_size", "dim", "SMS")
-    assert context["_kgen_launches"](132) == [("relu_sms_f32", (528, 1, 1), (256, 1, 1), 0, args)]
-    assert context["_kgen_launches"](20) == [("relu_sms_f32", (80, 1, 1), (128, 1, 1), 0, args)]
+    assert context["_kgen_launches"](132) == [
+        ("relu_sms_f32", (528, 1, 1), (256, 1, 1), 0, args, ())]
+    assert context["_kgen_launches"](20) == [
+        ("relu_sms_f32", (80, 1, 1), (128, 1, 1), 0, args, ())]
     # batch_size * dim = 262,144: 2,048 blocks of 128 where 4 * SMS is more
     assert context["_kgen_launches"](99)[0][1] == (396, 1, 1)
     assert context["_kgen_launches"](600) == [("relu_sms_f32", (2400, 1, 1), (256, 1, 1), 0,
-                                                args)]
+                                                args, ())]
     table = text.split("def _kgen_launches")[1].split("return launches")[0]
     assert "_kgen_cdiv(16 * 16384, 128)" in table and "batch_size" not in table.replace(
         "'batch_size'", "")
@@ -226,7 +229,7 @@ def test_launch_expressions_over_the_sm_count_have_kgens_value_in_the_file(grid)
     for sms in (1, 7, 20, 99, 100, 114, 132, 133):
         values = {**entry, "SMS": sms}
         want = [("relu_f32", (expr.evaluate(grid, values), 1, 1), (256, 1, 1), 0,
-                 ("x", "out", "batch_size", "dim"))] if expr.evaluate(when, values) else []
+                 ("x", "out", "batch_size", "dim"), ())] if expr.evaluate(when, values) else []
         assert launches(sms) == want, sms
 
 
@@ -267,6 +270,71 @@ def test_the_driver_launches_what_the_gpus_sm_count_picks_and_passes_the_count(s
     fake.sms = 7  # loaded once per device: the count asked at load time stands
     driver.launch(torch.device("cuda", 0), {"x": x, "out": out})
     assert fake.launched[1] == fake.launched[0]
+
+
+class FakeHopperCuda(FakeCuda):
+    """FakeCuda that also builds tensor maps (each 128 bytes of 0xAB, the call recorded) and
+    records cuLaunchKernelEx's grid, block, shared bytes, cluster attribute, the tensor-map
+    argument's bytes and the int arguments."""
+
+    def __init__(self):
+        super().__init__(132)
+        self.maps = []
+
+    def cuTensorMapEncodeTiled(self, address, dtype, rank, ptr, dims, strides, box, elements,
+                               interleave, swizzle, promotion, fill):
+        assert address.value % 64 == 0  # the driver wants a 64-byte aligned CUtensorMap
+        self.maps.append((dtype, rank, ptr.value, list(dims[:rank]), list(strides[:rank - 1]),
+                          list(box[:rank]), list(elements[:rank]), swizzle))
+        ctypes.memset(address.value, 0xAB, 128)
+        return 0
+
+    def cuLaunchKernelEx(self, config, func, pointers, extra):
+        cfg = config._obj
+        attribute = cfg.attrs[0]
+        dim = attribute.value.clusterDim
+        ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int)).contents.value
+                for i in (2, 3)]
+        self.launched.append(((cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ),
+                              (cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ), cfg.sharedMemBytes,
+                              cfg.numAttrs, attribute.id, (dim.x, dim.y, dim.z),
+                              ctypes.string_at(pointers[0], 128), ints))
+        return 0
+
+
+def _hopper_driver(optional: str):
+    spec, contract, source = _relu_with(_CLUSTER_TMAP.format(optional=optional))
+    context = _load(render(spec, contract, b"\x7fELF", "sm_90", source, "test"))
+    fake = FakeHopperCuda()
+    driver = context["_KGEN_DRIVER"]
+    driver._lib = fake
+    stream = type("Stream", (), {"cuda_stream": 0})()
+    context["_kgen_torch"] = type("Torch", (), {"cuda": type("Cuda", (), {
+        "current_stream": staticmethod(lambda device: stream)})})
+    return driver, fake
+
+
+def test_the_driver_builds_tensor_maps_and_launches_clusters_as_the_worker_does():
+    driver, fake = _hopper_driver("")
+    x, out = torch.zeros(16, 16384), torch.zeros(16, 16384)
+    driver.launch(torch.device("cuda", 0), {"x": x, "out": out})
+    # float32 (CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7), dims and box innermost first, the row
+    # stride in bytes, 128-byte swizzle (code 3)
+    assert fake.maps == [(7, 2, x.data_ptr(), [16384, 16], [16384 * 4], [32, 4], [1, 1], 3)]
+    assert fake.launched == [((1024, 1, 1), (256, 1, 1), 1024, 1, 4, (2, 1, 1), b"\xab" * 128,
+                              [16, 16384])]
+    driver.launch(torch.device("cuda", 0), {"x": x.clone(), "out": out})
+    assert len(fake.maps) == 2  # rebuilt per forward: the map holds the tensor's address
+
+
+def test_a_tensor_tma_cannot_address_gets_zeros_where_optional_else_a_clear_error():
+    x = torch.zeros(16 * 16384 + 1)[1:].view(16, 16384)  # 4 bytes past an aligned address
+    driver, fake = _hopper_driver(", optional=1")
+    driver.launch(torch.device("cuda", 0), {"x": x, "out": torch.zeros(16, 16384)})
+    assert fake.maps == [] and fake.launched[0][6] == bytes(128)
+    driver, fake = _hopper_driver("")
+    with pytest.raises(RuntimeError, match="TMA cannot address x"):
+        driver.launch(torch.device("cuda", 0), {"x": x, "out": torch.zeros(16, 16384)})
 
 
 def test_the_driver_says_so_when_no_launch_runs_at_the_gpus_sm_count():

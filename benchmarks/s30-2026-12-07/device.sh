@@ -5,7 +5,8 @@
 #     The kept sk=3 default (two launches; SK_SPREAD 2; the SM count an argument), which the
 #     twenty-eighth session wrote but could not run: the default's GPU tests, the profile
 #     tests of the profiler range (ncu --profile-from-start off) and model_new.py's harness
-#     tests (one with launches over SMS) and the builtin author's l1_matmul, then on an H200
+#     tests (one with launches over SMS), the builtin author's l1_matmul and, from model_new.py,
+#     its float16 wgmma kernel (tensor maps, clusters), then on an H200
 #     bench_table's float32 gemm rows (the README's table), then sk=3 ("") against sk=2 at the
 #     bench sizes and three round-edge sizes, validated at the timed sizes, REPS times
 #     (default 2), as LIMIT allows.
@@ -20,8 +21,8 @@ source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv,noheader \
   | tee "$OUT/gpu.txt"
 if [ "$what" = sk3 ]; then
-  timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-    -k "simt_default_is_correct or simt_stream_k_is_correct or chosen_by_the_sm_count or wgmma_default_is_profiled or copy_is_dram or model_new_matches_model or kernelbench_matmul" \
+  timeout 260 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+    -k "simt_default_is_correct or simt_stream_k_is_correct or chosen_by_the_sm_count or wgmma_default_is_profiled or copy_is_dram or model_new_matches_model or kernelbench_matmul or wgmma_kernel_runs_from_model_new" \
     tests/test_author.py tests/test_feedback_gpu.py tests/test_kernelbench_gpu.py 2>&1 \
     | tee "$OUT/sk3-tests.log" | tail -3
   if grep -q H200 "$OUT/gpu.txt"; then  # the README's table is the H200's

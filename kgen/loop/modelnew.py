@@ -7,8 +7,10 @@ and the forward signature are Model's own. The problem's source is copied in (Ke
 ModelNew's source from a string, so nothing beside the file can be found), and so is the binary
 kgen validated, loaded through the CUDA driver with ctypes (kgen/loop/modelnew_runtime.py): no
 compiler or cupy at evaluation time, and what runs is what was validated. The sizes of a
-KernelBench problem are fixed, so grid, block and shared memory are computed here, once, but
-for expressions over the GPU's SM count, which the file computes on the GPU that runs it.
+KernelBench problem are fixed, so grid, block, cluster, shared memory and tensor-map boxes are
+computed here, once, but for expressions over the GPU's SM count, which the file computes on the
+GPU that runs it. Tensor maps themselves are built on every forward (they hold the tensors'
+addresses) and cluster launches go through cuLaunchKernelEx, as kgen's worker does them.
 """
 
 from __future__ import annotations
@@ -41,18 +43,6 @@ def render(spec: OpSpec, contract: Contract, binary: bytes, arch: str, source: s
              _runtime(_constants(spec, contract, binary, arch)), _source(source),
              _model_new(spec)]
     return "\n".join(parts) + "\n"
-
-
-def unsupported(spec: OpSpec, contract: Contract) -> str | None:
-    """Why model_new.py cannot launch this contract, or None. Its runtime makes plain
-    cuLaunchKernel calls at the problem's fixed sizes: no cluster launch and no tensor map built
-    on the host. (The SM count it asks of the GPU that runs it: see _launch_table.)"""
-    for launch in _running(contract, spec.test_sizes[0]):
-        if launch.cluster:
-            return f"launch {launch.kernel} (line {launch.line}) uses thread-block clusters"
-        if any(isinstance(arg, TensorMapArg) for arg in launch.arguments()):
-            return f"launch {launch.kernel} (line {launch.line}) passes a tensor map"
-    return None
 
 
 def _split_future(text: str) -> tuple[list[str], str]:
@@ -99,7 +89,9 @@ def _running(contract: Contract, entry: Entry) -> list[Launch]:
 
 def _launch_table(contract: Contract, entry: Entry) -> str:
     """Python source of `_kgen_launches(SMS)`: the launches that run at the problem's sizes on a
-    GPU of SMS multiprocessors, as (kernel, grid, block, dynamic shared bytes, argument names).
+    GPU of SMS multiprocessors, as (kernel, grid, block, dynamic shared bytes, arguments,
+    cluster), an argument a name or ("tmap", tensor, box x-first, swizzle, optional), the
+    cluster () for a plain launch.
     The sizes are fixed, so every expression is computed here, except those over SMS, which
     only the GPU that runs the file knows: those are written out as Python, the sizes put in.
     (The expressions are kgen.expr's checked subset: integers, + - * // %, cdiv, min, max,
@@ -115,10 +107,18 @@ def _launch_table(contract: Contract, entry: Entry) -> str:
         x, y, z = (*texts, "1", "1")[:3]
         return f"({value(x)}, {value(y)}, {value(z)})"
 
+    def argument(arg: str | TensorMapArg) -> str:
+        if isinstance(arg, str):
+            return repr(arg)
+        box = ", ".join(value(b) for b in arg.box)
+        return f"('tmap', {arg.tensor!r}, ({box},), {arg.swizzle}, {arg.optional})"
+
     body = []
     for launch in _running(contract, entry):
+        args = "".join(f"{argument(a)}, " for a in launch.arguments())
+        cluster = three(launch.cluster) if launch.cluster else "()"
         append = (f"launches.append(({launch.kernel!r}, {three(launch.grid)}, "
-                  f"{three(launch.block)}, {value(launch.smem)}, {launch.args!r}))")
+                  f"{three(launch.block)}, {value(launch.smem)}, ({args.rstrip()}), {cluster}))")
         if launch.when and _uses_sms(launch.when):
             body += [f"    if {python(launch.when)}:", f"        {append}"]
         else:

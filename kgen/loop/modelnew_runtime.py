@@ -26,9 +26,11 @@ _KGEN_RETURNS_TUPLE = False
 
 
 def _kgen_launches(SMS: int) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], int,
-                                          tuple[str, ...]]]:
-    """(kernel, grid, block, dynamic shared bytes, argument names) of each launch that runs at
-    the problem's sizes on a GPU of SMS multiprocessors (kgen writes the body)."""
+                                          tuple[Any, ...], tuple[int, ...]]]:
+    """(kernel, grid, block, dynamic shared bytes, arguments, cluster) of each launch that runs
+    at the problem's sizes on a GPU of SMS multiprocessors (kgen writes the body). An argument
+    is a tensor, size or parameter name, "SMS", or ("tmap", tensor, box x-first, swizzle bytes,
+    optional); the cluster is () for a plain launch."""
     return []
 # ---- kgen:constants end
 
@@ -36,6 +38,36 @@ _KGEN_CTYPES: dict[str, Any] = {"int": _kgen_ctypes.c_int, "long long": _kgen_ct
                 "float": _kgen_ctypes.c_float, "double": _kgen_ctypes.c_double}
 _KGEN_SMEM_ATTRIBUTE = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 _KGEN_SM_COUNT_ATTRIBUTE = 16  # CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+_KGEN_CLUSTER_ATTRIBUTE = 4  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+# CUtensorMapDataType and CUtensorMapSwizzle (cuda.h, CUDA 13.0), as kgen's worker uses them.
+_KGEN_TMA_TYPES = {"uint8": 0, "int32": 3, "int64": 5, "float16": 6, "float32": 7,
+                   "float64": 8, "bfloat16": 9}
+_KGEN_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
+_KGEN_TENSOR_MAP_BYTES = 128
+
+
+class _KgenClusterDim(_kgen_ctypes.Structure):
+    _fields_ = [("x", _kgen_ctypes.c_uint32), ("y", _kgen_ctypes.c_uint32),
+                ("z", _kgen_ctypes.c_uint32)]
+
+
+class _KgenAttributeValue(_kgen_ctypes.Union):
+    _fields_ = [("pad", _kgen_ctypes.c_char * 64), ("clusterDim", _KgenClusterDim)]
+
+
+class _KgenAttribute(_kgen_ctypes.Structure):
+    _fields_ = [("id", _kgen_ctypes.c_int), ("pad", _kgen_ctypes.c_char * 4),
+                ("value", _KgenAttributeValue)]
+
+
+class _KgenLaunchConfig(_kgen_ctypes.Structure):
+    """CUlaunchConfig: grid, block, shared bytes, stream and the attributes (a cluster)."""
+    _fields_ = [("gridDimX", _kgen_ctypes.c_uint32), ("gridDimY", _kgen_ctypes.c_uint32),
+                ("gridDimZ", _kgen_ctypes.c_uint32), ("blockDimX", _kgen_ctypes.c_uint32),
+                ("blockDimY", _kgen_ctypes.c_uint32), ("blockDimZ", _kgen_ctypes.c_uint32),
+                ("sharedMemBytes", _kgen_ctypes.c_uint32), ("hStream", _kgen_ctypes.c_void_p),
+                ("attrs", _kgen_ctypes.POINTER(_KgenAttribute)),
+                ("numAttrs", _kgen_ctypes.c_uint32)]
 
 
 def _kgen_cdiv(a: int, b: int) -> int:
@@ -68,6 +100,12 @@ class _KgenDriver:
             lib.cuLaunchKernel.argtypes = [c.c_void_p, c.c_uint, c.c_uint, c.c_uint, c.c_uint,
                                            c.c_uint, c.c_uint, c.c_uint, c.c_void_p,
                                            c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]
+            lib.cuLaunchKernelEx.argtypes = [c.POINTER(_KgenLaunchConfig), c.c_void_p,
+                                             c.POINTER(c.c_void_p), c.POINTER(c.c_void_p)]
+            lib.cuTensorMapEncodeTiled.argtypes = [
+                c.c_void_p, c.c_int, c.c_uint, c.c_void_p, c.POINTER(c.c_uint64),
+                c.POINTER(c.c_uint64), c.POINTER(c.c_uint32), c.POINTER(c.c_uint32), c.c_int,
+                c.c_int, c.c_int, c.c_int]
             self._lib = lib
         return self._lib
 
@@ -102,7 +140,7 @@ class _KgenDriver:
             self._check(lib.cuModuleLoadData(c.byref(module), _KGEN_BINARY),
                         "loading the kernel binary")
             functions = {}
-            for kernel, _grid, _block, smem, _args in launches:
+            for kernel, _grid, _block, smem, _args, _cluster in launches:
                 func = c.c_void_p()
                 self._check(lib.cuModuleGetFunction(c.byref(func), module, kernel.encode()),
                             f"finding kernel {kernel}")
@@ -129,14 +167,71 @@ class _KgenDriver:
         stream = c.c_void_p(_kgen_torch.cuda.current_stream(device).cuda_stream)
         self._check(lib.cuCtxPushCurrent_v2(context), "cuCtxPushCurrent")
         try:
-            for kernel, grid, block, smem, names in launches:
-                values = [_kgen_argument(name, tensors, sms) for name in names]
+            for kernel, grid, block, smem, args, cluster in launches:
+                values = [self._argument(arg, tensors, sms) for arg in args]
                 pointers = (c.c_void_p * max(1, len(values)))(
                     *[c.addressof(v) for v in values])
-                self._check(lib.cuLaunchKernel(functions[kernel], *grid, *block, smem, stream,
-                                               pointers, None), f"launching {kernel}")
+                if cluster:
+                    self._launch_cluster(functions[kernel], grid, block, smem, stream, cluster,
+                                         pointers, kernel)
+                else:
+                    self._check(lib.cuLaunchKernel(functions[kernel], *grid, *block, smem,
+                                                   stream, pointers, None),
+                                f"launching {kernel}")
         finally:
             lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
+
+
+    def _launch_cluster(self, func: Any, grid: tuple[int, ...], block: tuple[int, ...],
+                        smem: int, stream: Any, cluster: tuple[int, ...], pointers: Any,
+                        kernel: str) -> None:
+        """cuLaunchKernelEx with the cluster-dimension attribute."""
+        c = _kgen_ctypes
+        attribute = _KgenAttribute()
+        attribute.id = _KGEN_CLUSTER_ATTRIBUTE
+        dim = attribute.value.clusterDim
+        dim.x, dim.y, dim.z = cluster
+        config = _KgenLaunchConfig(*grid, *block, smem, stream, c.pointer(attribute), 1)
+        self._check(self._cuda().cuLaunchKernelEx(c.byref(config), func, pointers, None),
+                    f"launching {kernel} in clusters of {cluster}")
+
+    def _argument(self, arg: Any, tensors: dict[str, Any], sms: int) -> Any:
+        if isinstance(arg, tuple):
+            _tmap, name, box, swizzle, optional = arg
+            return self._tensor_map(tensors[name], name, box, swizzle, optional)
+        return _kgen_argument(arg, tensors, sms)
+
+    def _tensor_map(self, tensor: Any, name: str, box: tuple[int, ...], swizzle: int,
+                    optional: bool) -> Any:
+        """A tiled CUtensorMap over a row-major tensor (dims and box innermost first, zero
+        fill), 128 bytes passed by value; 128 zero bytes where TMA cannot address the tensor
+        (16-byte base and strides) and the contract says optional=1, as kgen's worker does."""
+        c = _kgen_ctypes
+        shape = tuple(tensor.shape)
+        strides, stride = [], tensor.element_size()
+        for extent in reversed(shape[1:]):
+            stride *= extent
+            strides.append(stride)
+        value = (c.c_uint8 * _KGEN_TENSOR_MAP_BYTES)()
+        if tensor.data_ptr() % 16 or any(s % 16 for s in strides):
+            if optional:
+                return value
+            raise RuntimeError(f"kgen ModelNew: TMA cannot address {name} (its base address or "
+                               "row stride is not a multiple of 16 bytes)")
+        rank = len(shape)
+        # The driver writes the map to a 64-byte aligned address: place it inside a larger buffer.
+        buffer = (c.c_uint8 * (_KGEN_TENSOR_MAP_BYTES + 64))()
+        address = c.addressof(buffer) + (-c.addressof(buffer)) % 64
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        status = self._cuda().cuTensorMapEncodeTiled(
+            c.c_void_p(address), _KGEN_TMA_TYPES[dtype], rank, c.c_void_p(tensor.data_ptr()),
+            (c.c_uint64 * rank)(*reversed(shape)),
+            (c.c_uint64 * max(1, rank - 1))(*(strides or [0])), (c.c_uint32 * rank)(*box),
+            (c.c_uint32 * rank)(*([1] * rank)), 0, _KGEN_SWIZZLES[swizzle], 2, 0)
+        self._check(status, f"building the tensor map over {name} (dims {shape}, box {box}, "
+                            f"swizzle {swizzle})")
+        c.memmove(value, address, _KGEN_TENSOR_MAP_BYTES)
+        return value
 
 
 def _kgen_argument(name: str, tensors: dict[str, Any], sms: int) -> Any:

@@ -110,15 +110,15 @@ def _launch_table(contract: Contract, entry: Entry) -> str:
     def argument(arg: str | TensorMapArg) -> str:
         if isinstance(arg, str):
             return repr(arg)
-        box = ", ".join(value(b) for b in arg.box)
-        return f"('tmap', {arg.tensor!r}, ({box},), {arg.swizzle}, {arg.optional})"
+        box = _tuple([value(b) for b in arg.box])
+        return f"('tmap', {arg.tensor!r}, {box}, {arg.swizzle}, {arg.optional})"
 
     body = []
     for launch in _running(contract, entry):
-        args = "".join(f"{argument(a)}, " for a in launch.arguments())
+        args = _tuple([argument(a) for a in launch.arguments()])
         cluster = three(launch.cluster) if launch.cluster else "()"
         append = (f"launches.append(({launch.kernel!r}, {three(launch.grid)}, "
-                  f"{three(launch.block)}, {value(launch.smem)}, ({args.rstrip()}), {cluster}))")
+                  f"{three(launch.block)}, {value(launch.smem)}, {args}, {cluster}))")
         if launch.when and _uses_sms(launch.when):
             body += [f"    if {python(launch.when)}:", f"        {append}"]
         else:
@@ -127,6 +127,11 @@ def _launch_table(contract: Contract, entry: Entry) -> str:
         "def _kgen_launches(SMS: int) -> list:",
         '    """The launches that run at the problem\'s sizes on a GPU of SMS multiprocessors."""',
         "    launches: list = []", *body, "    return launches", ""])
+
+
+def _tuple(items: list[str]) -> str:
+    """Python source of a tuple of these item sources, as repr writes one."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 class _Sized(ast.NodeTransformer):

@@ -44,6 +44,7 @@ _KGEN_TMA_TYPES = {"uint8": 0, "int32": 3, "int64": 5, "float16": 6, "float32": 
                    "float64": 8, "bfloat16": 9}
 _KGEN_SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
 _KGEN_TENSOR_MAP_BYTES = 128
+_KGEN_L2_PROMOTION_128B = 2  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
 
 
 class _KgenClusterDim(_kgen_ctypes.Structure):
@@ -181,7 +182,6 @@ class _KgenDriver:
         finally:
             lib.cuCtxPopCurrent_v2(c.byref(c.c_void_p()))
 
-
     def _launch_cluster(self, func: Any, grid: tuple[int, ...], block: tuple[int, ...],
                         smem: int, stream: Any, cluster: tuple[int, ...], pointers: Any,
                         kernel: str) -> None:
@@ -227,7 +227,8 @@ class _KgenDriver:
             c.c_void_p(address), _KGEN_TMA_TYPES[dtype], rank, c.c_void_p(tensor.data_ptr()),
             (c.c_uint64 * rank)(*reversed(shape)),
             (c.c_uint64 * max(1, rank - 1))(*(strides or [0])), (c.c_uint32 * rank)(*box),
-            (c.c_uint32 * rank)(*([1] * rank)), 0, _KGEN_SWIZZLES[swizzle], 2, 0)
+            (c.c_uint32 * rank)(*([1] * rank)), 0, _KGEN_SWIZZLES[swizzle],
+            _KGEN_L2_PROMOTION_128B, 0)
         self._check(status, f"building the tensor map over {name} (dims {shape}, box {box}, "
                             f"swizzle {swizzle})")
         c.memmove(value, address, _KGEN_TENSOR_MAP_BYTES)

@@ -98,10 +98,31 @@ def compute_reference(spec: OpSpec, dtype: str, inputs: dict[str, Any], sizes: E
     return reference.outputs(spec, value, sizes)
 
 
+def model_own_outputs(spec: OpSpec, dtype: str, inputs: dict[str, Any], sizes: Entry
+                      ) -> dict[str, Any]:
+    """For a KernelBench problem whose reference runs in a higher precision than its own dtype:
+    the problem's Model run in its own dtype on the GPU, which is what KernelBench's evaluator
+    compares ModelNew with. kgen's check never rejects an output element that is within the
+    tolerance of it: with float32 sums over K = 1024, cuBLAS itself, and a kernel that matches it
+    bit for bit, missed 1e-4 against the float64 reference on some inputs (H100, thirtieth and
+    thirty-first sessions, benchmarks/findings.md). Empty for every other spec."""
+    import torch
+
+    if spec.reference.kind != "kernelbench" or spec.dtypes[dtype].reference == dtype:
+        return {}
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    own = torch_dtype(dtype)
+    bound = reference.bind(inputs, device, own)
+    with torch.no_grad():
+        value = reference.evaluate(spec, bound, sizes, device=device, dtype=own)
+    return reference.outputs(spec, value, sizes)
+
+
 def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, Buffer],
-                    inputs: dict[str, Any], refs: dict[str, Any], where: str) -> None:
-    """Guards, unchanged inputs, outputs within tolerance, the spec's checks; the first failure
-    is the verdict."""
+                    inputs: dict[str, Any], refs: dict[str, Any], where: str,
+                    model_own: dict[str, Any] | None = None) -> None:
+    """Guards, unchanged inputs, outputs within tolerance (of `refs`, or of `model_own`, see
+    `model_own_outputs`), the spec's checks; the first failure is the verdict."""
     for buf in buffers.values():
         problem = buf.guard_problem()
         if problem:
@@ -119,9 +140,12 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, B
         if not out.is_floating_point():
             mismatch = compare_exact(out, ref, name)
         else:
-            mismatch = compare(out, ref, tol.atol, tol.rtol, name)
+            also = (model_own or {}).get(name)
+            mismatch = compare(out, ref, tol.atol, tol.rtol, name, also)
         if not mismatch.ok:
-            raise Rejected("wrong", f"{where}: {mismatch.text(name)}")
+            own = (f"; nor within atol + rtol of the problem's Model run in {dtype}, "
+                   "KernelBench's own check" if (model_own or {}).get(name) is not None else "")
+            raise Rejected("wrong", f"{where}: {mismatch.text(name)}{own}")
         _check_relative(out, ref, name, max(tol.rtol, RELATIVE_FLOOR), where)
     if "row_sums" in spec.checks:
         first = spec.outputs[0].name
@@ -164,8 +188,9 @@ def run_case(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
         runner.launch(calls)
         wait(f"the kernel at {label(dtype, sizes)}", timeout_s)
         refs = compute_reference(spec, dtype, inputs, sizes)
+        model_own = model_own_outputs(spec, dtype, inputs, sizes)
         try:
-            check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+            check_after_run(spec, dtype, sizes, buffers, inputs, refs, where, model_own)
         except Rejected as rejected:
             raise guards.explained(rejected, runner, calls, buffers, timeout_s) from None
     except Rejected as rejected:

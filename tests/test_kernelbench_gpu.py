@@ -89,13 +89,11 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
 
 
 def test_the_builtin_author_solves_a_kernelbench_matmul_for_the_harness(tmp_path):
-    """No endpoint: the problem says same_as: gemm, so the builtin author writes gemm's kernel
-    under the problem's names; model_new.py launches it in KernelBench's harness. K is 256
-    here: at l1_matmul.py's K = 1024 the SIMT kernel's float32 sums missed KernelBench's 1e-4
-    against kgen's float64 reference on 1 of 8.4M outputs (H100, thirtieth session; README,
-    "KernelBench problems in and out"), which this test is not about."""
-    problem = tmp_path / "l1_matmul_k256.py"
-    problem.write_text((DATA / "l1_matmul.py").read_text().replace("K = 1024", "K = 256"))
+    """No endpoint: l1_matmul.py says same_as: gemm, so the builtin author writes gemm's kernel
+    under the problem's names; model_new.py launches it in KernelBench's harness. At its
+    K = 1024 the float32 sums come near KernelBench's 1e-4 (cuBLAS's too: README, "KernelBench
+    problems in and out"), which kgen's check allows for as KernelBench does."""
+    problem = DATA / "l1_matmul.py"
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",
         str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})

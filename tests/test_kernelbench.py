@@ -1,7 +1,8 @@
 """KernelBench problems in: `kgen spec` on each test problem, the refusals (randomness, dropout in
 train mode, data-dependent shapes, in-place inputs), the round trip through a saved spec.yaml, and
 the worker's seeded draws and Model reference, on the CPU build of torch; a plain matmul problem
-is `same_as: gemm`, which the builtin author writes with its gemm templates (offline)."""
+is `same_as: gemm` and a plain softmax `same_as: softmax`, which the builtin author writes with
+the shipped op's templates (offline); an output within tolerance of Model's own result passes."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import torch
 import yaml
 from click.testing import CliRunner
 
+from kgen.author.families import family_for
 from kgen.cli import main
 from kgen.errors import UsageError
 from kgen.loop.candidate import parse_contract
@@ -127,6 +129,47 @@ def test_the_builtin_author_writes_a_matmul_problem_with_gemms_templates(tmp_pat
                for launch in contract.launches)
     model_new = (tmp_path / "run" / "model_new.py").read_text()
     assert "('A', 'B', 'out', 'M', 'N', 'K', 'SMS')" in model_new
+
+
+@pytest.mark.slow
+def test_a_problem_whose_forward_is_one_softmax_over_the_last_dim_is_same_as_softmax(tmp_path):
+    spec = _load("l1_softmax.py")
+    assert spec.same_as == "softmax" and spec.checks == ("row_sums",)
+    text = (DATA / "l1_softmax.py").read_text()
+    for other in ("torch.softmax(x, dim=0)", "torch.softmax(x, dim=-1) * 2.0",
+                  "torch.log_softmax(x, dim=-1)"):
+        changed = tmp_path / "other.py"
+        changed.write_text(text.replace("torch.softmax(x, dim=-1)", other))
+        assert load_problem(changed).same_as == "", other
+
+
+def test_the_builtin_author_writes_a_softmax_problem_with_the_rowwise_template(tmp_path):
+    """Offline: the problem's x, out, batch_size and dim stand for softmax's X, Y, M and N, in
+    the launch lines' conditions too; the kernels are the shipped softmax's, byte for byte."""
+    from kgen.arch import parse_arch
+    from kgen.author import rowwise
+
+    problem = DATA / "l1_softmax.py"
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(problem), "--arch", "sm_90", "--no-gpu", "--rounds",
+        "1", "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ok"] and not summary["validated"]
+    best = Path(summary["best"]).read_text()
+    assert "builtin author" in best and "template=rowwise op=softmax" in best
+    spec = _load("l1_softmax.py")
+    contract, problems = parse_contract(best, spec)
+    assert problems == () and contract.op == "l1_softmax"
+    assert all(launch.args == ("x", "out", "batch_size", "dim") for launch in contract.launches)
+    params = rowwise.RowParams(op="softmax", tpr=256, rpb=1, vec=4, cache=4, online=1)
+    shipped = rowwise.render(params, "float32", parse_arch("sm_90"), (16384,))  # its bench rows
+    bound = family_for(spec).render(params, "float32", parse_arch("sm_90"))
+    assert "when=(dim > " in bound and bound.count("// kgen: launch") > 1
+    assert [ln for ln in bound.splitlines() if not ln.startswith("// kgen:")
+            and "computes softmax" not in ln] == \
+        [ln for ln in shipped.splitlines() if not ln.startswith("// kgen:")]
+    assert "('x', 'out', 'batch_size', 'dim')" in (tmp_path / "run" / "model_new.py").read_text()
 
 
 def test_spec_sources_and_their_errors(tmp_path):

@@ -215,7 +215,8 @@ def test_same_as_gemm_binds_the_operands_and_output_in_order(tmp_path):
 
 
 @pytest.mark.parametrize("change, words", [
-    (lambda d: d.update(same_as="softmax"), "'softmax' is not an op kgen can bind to"),
+    (lambda d: d.update(same_as="layernorm"), "'layernorm' is not an op kgen can bind to"),
+    (lambda d: d.update(same_as="softmax"), "softmax takes one operand X[M,N] and one output"),
     (lambda d: d.update(same_as=3), "field 'same_as' should be a str"),
     (lambda d: d["tensors"]["W"].update(shape=["N", "1"]), "1 is not a size symbol"),
     (lambda d: d["tensors"]["out"].update(shape=["N"]), "not every tensor is 2-D"),
@@ -231,6 +232,28 @@ def test_a_same_as_the_tensors_do_not_fit_is_one_error_naming_the_field(tmp_path
     with pytest.raises(UsageError, match="same_as") as caught:
         load_op(path=_write(tmp_path, both))
     assert words in str(caught.value)
+
+
+def test_same_as_softmax_binds_one_operand_and_its_output(tmp_path):
+    from kgen.ops.sameas import spec_binding
+
+    def rows(data):
+        data.update(sizes=["B", "D"], same_as="softmax", reference="torch.softmax(x, dim=-1)",
+                    flops="5 * B * D", bytes="2 * B * D * ELEM",
+                    tensors={"x": {"shape": ["B", "D"], "role": "input"},
+                             "out": {"shape": ["B", "D"], "role": "output"}},
+                    test_sizes=[{"B": 3, "D": 5}], bench_sizes=[{"B": 16, "D": 16384}])
+        data.pop("baseline")
+
+    spec = load_op(path=_write(tmp_path, rows))
+    assert spec_binding(spec) == {"X": "x", "Y": "out", "M": "B", "N": "D"}
+
+    def transposed(data):
+        rows(data)
+        data["tensors"]["out"]["shape"] = ["D", "B"]
+
+    with pytest.raises(UsageError, match=r"x\[B,D\] -> out\[D,B\] are not \[M,N\] -> \[M,N\]"):
+        load_op(path=_write(tmp_path, transposed))
 
 
 def test_same_as_gemm_checks_that_the_shapes_chain(tmp_path):

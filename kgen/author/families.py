@@ -107,26 +107,26 @@ class BoundGemm(GemmFamily):
         return super().templates(arch, dtype) if dtype in self.spec.dtypes else ()
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
-        return bind_contract(super().render(p, dtype, arch), self.spec.name, self.names)
+        return bind_contract(super().render(p, dtype, arch), "gemm", self.spec.name, self.names)
 
 
-_GEMM_NAME = re.compile(r"\b[ABCMNK]\b")
-
-
-def bind_contract(source: str, op: str, names: dict[str, str]) -> str:
-    """A gemm file's contract for the bound op: `op=gemm` becomes `op=OP` and, in the launch
-    lines only, gemm's names become the op's (the kernel's own parameter names do not matter)."""
+def bind_contract(source: str, shipped: str, op: str, names: dict[str, str]) -> str:
+    """A shipped op's file with its contract for the bound op: `op=SHIPPED` becomes `op=OP` and,
+    in the launch lines only, the shipped op's tensor and size names become the op's (the
+    kernel's own parameter names do not matter)."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     lines = source.split("\n")
     last = 0
     for i, line in enumerate(lines):
-        if line.startswith("// kgen: op=gemm "):
-            lines[i] = line.replace("op=gemm ", f"op={op} ", 1)
+        if line.startswith(f"// kgen: op={shipped} "):
+            lines[i] = line.replace(f"op={shipped} ", f"op={op} ", 1)
         elif line.startswith("// kgen: launch "):
-            lines[i] = _GEMM_NAME.sub(lambda m: names[m.group(0)], line)
+            lines[i] = pattern.sub(lambda m: names[m.group(0)], line)
         if line.startswith("// kgen:"):
             last = i
     told = ", ".join(f"{k}={v}" for k, v in names.items())
-    lines.insert(last + 1, f"// {op} computes gemm (its spec says same_as: gemm): {told}.")
+    lines.insert(last + 1, f"// {op} computes {shipped} (its spec says same_as: {shipped}): "
+                           f"{told}.")
     return "\n".join(lines)
 
 
@@ -150,11 +150,13 @@ def _wgmma_note(arch: Arch, dtype: str) -> str:
 class MemFamily:
     """One memory-bound template (a module such as kgen.author.rowwise) bound to one op."""
 
-    def __init__(self, kind: ModuleType, spec: OpSpec):
-        self.kind, self.spec, self.op = kind, spec, spec.name
+    def __init__(self, kind: ModuleType, spec: OpSpec, op: str = "", n: str = "N"):
+        """`op`: the shipped op the template writes (default the spec's name); `n`: the spec's
+        size symbol for its row length."""
+        self.kind, self.spec, self.op = kind, spec, op or spec.name
         self.name = kind.TEMPLATE
-        self.row = memspace.row_length(spec)
-        self.rows = memspace.row_lengths(spec)
+        self.row = memspace.row_length(spec, symbol=n)
+        self.rows = memspace.row_lengths(spec, symbol=n)
         self._has_op = any(f.name == "op" for f in dataclasses.fields(kind.PARAMS))
 
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -206,6 +208,18 @@ class MemFamily:
         return p
 
 
+class BoundMem(MemFamily):
+    """A memory-bound op's template for an op whose spec says `same_as: OP` (a KernelBench
+    softmax): OP's kernels, with the contract bound to the spec's names as BoundGemm does."""
+
+    def __init__(self, kind: ModuleType, spec: OpSpec):
+        self.names = sameas.spec_binding(spec)
+        super().__init__(kind, spec, op=spec.same_as, n=self.names["N"])
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        return bind_contract(super().render(p, dtype, arch), self.op, self.spec.name, self.names)
+
+
 GEMM = GemmFamily()
 WRITTEN_OPS: tuple[str, ...] = ("gemm",) + tuple(op for kind in KINDS for op in kind.OPS)
 
@@ -218,6 +232,9 @@ def family_for(spec: OpSpec | None) -> Family | None:
         return GEMM
     if spec.same_as == "gemm":
         return BoundGemm(spec)
+    if spec.same_as:
+        shipped = _kind_of(spec.same_as)
+        return BoundMem(shipped, spec) if shipped is not None else None
     kind = _kind_of(spec.name)
     if kind is None or memspace.signature(spec) != kind.SIGNATURES[spec.name]:
         return None

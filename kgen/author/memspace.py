@@ -85,18 +85,19 @@ def neighbours(p: Any, axes: dict[str, tuple[int, ...]], valid: Callable[[Any], 
     return out
 
 
-def row_length(spec: OpSpec | None, default: int = 4096) -> int:
-    """N at the op's first bench size (the size a default is chosen for), else `default`."""
-    if spec is not None and spec.bench_sizes and "N" in spec.bench_sizes[0]:
-        return int(spec.bench_sizes[0]["N"])
+def row_length(spec: OpSpec | None, default: int = 4096, symbol: str = "N") -> int:
+    """N (the size `symbol`: N under another name, for a `same_as` op) at the op's first bench
+    size (the size a default is chosen for), else `default`."""
+    if spec is not None and spec.bench_sizes and symbol in spec.bench_sizes[0]:
+        return int(spec.bench_sizes[0][symbol])
     return default
 
 
-def row_lengths(spec: OpSpec | None) -> tuple[int, ...]:
-    """N at each of the op's bench sizes that names one."""
+def row_lengths(spec: OpSpec | None, symbol: str = "N") -> tuple[int, ...]:
+    """N (as `symbol`) at each of the op's bench sizes that names one."""
     if spec is None:
         return ()
-    return tuple(int(sizes["N"]) for sizes in spec.bench_sizes if "N" in sizes)
+    return tuple(int(sizes[symbol]) for sizes in spec.bench_sizes if symbol in sizes)
 
 
 def pow2_at_least(n: int) -> int:

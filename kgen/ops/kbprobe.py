@@ -7,8 +7,9 @@ tensors with shapes and dtypes but no data, and forward on them gives the output
 dispatch mode watches every op forward runs: random ops (tagged nondeterministic_seeded), ops
 whose output shape depends on the values (dynamic_output_shape), and in-place writes to an input
 are refused, each with a line saying what and why. It also notes whether forward is exactly
-one matrix product of its two inputs (`torch.matmul(A, B)`), which the spec then says with
-`same_as: gemm`.
+one matrix product of its two inputs (`torch.matmul(A, B)`) or one softmax over the last dim of
+its one 2-D input (`torch.softmax(x, dim=-1)`), which the spec then says with `same_as: gemm`
+or `same_as: softmax`.
 """
 
 from __future__ import annotations
@@ -184,20 +185,31 @@ def probe(path: Path) -> dict[str, Any]:
             "outputs": [_describe(t) for t in outs],
             "returns": "tuple" if isinstance(out, (tuple, list)) else "tensor",
             "constants": constants, "flops": int(counter.get_total_flops()),
-            "matmul": not weights and _one_matmul(calls, inputs, out),
+            "same_as": "" if weights else _same_as(calls, inputs, out),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
-def _one_matmul(calls: list[tuple[Any, tuple, Any]], inputs: list[Any], out: Any) -> bool:
-    """Whether forward ran one op, a 2-D matrix product of its two inputs in order, and returned
-    its result itself (torch.matmul, torch.mm and @ all dispatch to aten.mm here)."""
+def _same_as(calls: list[tuple[Any, tuple, Any]], inputs: list[Any], out: Any) -> str:
+    """The shipped op forward is, where it ran one op and returned that op's result itself:
+    "gemm" for a 2-D matrix product of its two inputs in order (torch.matmul, torch.mm and @ all
+    dispatch to aten.mm here), "softmax" for a softmax over the last dim of its one 2-D input
+    in that input's dtype (torch.softmax, F.softmax and Tensor.softmax dispatch to
+    aten._softmax); else ""."""
     import torch
 
-    if len(calls) != 1 or len(inputs) != 2:
-        return False
+    if len(calls) != 1:
+        return ""
     func, args, result = calls[0]
-    return (func is torch.ops.aten.mm.default and len(args) == 2 and args[0] is inputs[0]
-            and args[1] is inputs[1] and out is result)
+    if out is not result:
+        return ""
+    if (func is torch.ops.aten.mm.default and len(inputs) == 2 and len(args) == 2
+            and args[0] is inputs[0] and args[1] is inputs[1]):
+        return "gemm"
+    if (func is torch.ops.aten._softmax.default and len(inputs) == 1 and len(args) == 3
+            and args[0] is inputs[0] and inputs[0].dim() == 2 and args[1] in (1, -1)
+            and not args[2]):
+        return "softmax"
+    return ""
 
 
 def _meta_failure(exc: Exception) -> str:

@@ -119,7 +119,8 @@ def _unique(name: str, taken: set[str]) -> str:
 def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The spec-file mapping for a probed problem: tensors named by forward's arguments, the
     Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances;
-    `same_as: gemm` where forward is one matmul of its two inputs."""
+    `same_as: gemm` where forward is one matmul of its two inputs, `same_as: softmax` (with
+    the row-sum check) where it is one softmax over the last dim of its input."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -151,10 +152,14 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     reference, tol = TOLERANCES[run]
     sizes = {name: value for value, name in symbols.items()}
     doc = " ".join(data.get("doc", "").split())
-    # forward is one matmul of its inputs; with every dim a symbol and one dtype, that is gemm
-    same_as = {"same_as": "gemm"} if data.get("matmul") and all(
+    # forward is one matmul (one softmax); with every dim a symbol and one dtype, that is the
+    # shipped gemm (softmax), whose templates the builtin author can then use
+    shipped = data.get("same_as", "")
+    same_as: dict[str, Any] = {"same_as": shipped} if shipped and all(
         "dtype" not in t and all(d in sizes for d in t["shape"]) for t in tensors.values()) \
         else {}
+    if same_as.get("same_as") == "softmax":
+        same_as["checks"] = ["row_sums"]
     return {"name": op_name(path),
             "description": f"KernelBench problem {path.name}: {doc}{_aliases(data, symbols)}",
             "sizes": list(sizes), "tensors": tensors,

@@ -1,9 +1,11 @@
-"""`same_as: gemm` in a spec: the op computes what the shipped gemm computes, so the builtin
-author can write it with gemm's templates (a KernelBench `torch.matmul(A, B)` problem, whose
-derived spec names its output `out` and may share one symbol between sizes).
+"""`same_as: OP` in a spec: the op computes what the shipped op OP computes (gemm or softmax),
+under its own names, so the builtin author can write it with OP's templates (a KernelBench
+`torch.matmul(A, B)` or `torch.softmax(x, dim=-1)` problem, whose derived spec names its output
+`out` and may share one symbol between sizes).
 
-The binding is by order: the spec's first operand is gemm's A[M,K], its second B[K,N], its one
-output C[M,N]; M, N and K are whatever size symbols the shapes use (one symbol may stand for
+The binding is by order. gemm: the spec's first operand is A[M,K], its second B[K,N], its one
+output C[M,N]. softmax: its one operand is X[M,N], its one output Y[M,N], the softmax taken over
+the last dim. M, N and K are whatever size symbols the shapes use (one symbol may stand for
 several, as in a square matmul). Validation still runs the op's own reference, so a wrong claim
 costs failed candidates, never a wrong result.
 """
@@ -14,9 +16,12 @@ from collections.abc import Sequence
 
 from kgen.spec import OpSpec, Param, Tensor
 
-KNOWN = ("gemm",)
-GEMM_FORM = ("gemm takes two operands A[M,K] and B[K,N] and one output C[M,N], in that order, "
-             "in the run's dtype, with every dim a size symbol and no parameters")
+FORMS = {
+    "gemm": "gemm takes two operands A[M,K] and B[K,N] and one output C[M,N], in that order",
+    "softmax": "softmax takes one operand X[M,N] and one output Y[M,N] (over the last dim)",
+}
+KNOWN = tuple(FORMS)
+COMMON = "in the run's dtype, with every dim a size symbol and no parameters"
 
 
 def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
@@ -28,12 +33,15 @@ def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
                          f"{', '.join(KNOWN)})")
     operands = [t for t in tensors if t.role != "output"]
     outputs = [t for t in tensors if t.role == "output"]
-    why = _gemm_mismatch(operands, outputs, set(sizes), params)
+    why = _mismatch(op, operands, outputs, set(sizes), params)
     if why:
-        raise ValueError(f"field 'same_as': {GEMM_FORM}; {why}")
-    (a, b), c = operands, outputs[0]
-    return {"A": a.name, "B": b.name, "C": c.name,
-            "M": a.shape[0], "N": b.shape[1], "K": a.shape[1]}
+        raise ValueError(f"field 'same_as': {FORMS[op]}, {COMMON}; {why}")
+    if op == "gemm":
+        (a, b), c = operands, outputs[0]
+        return {"A": a.name, "B": b.name, "C": c.name,
+                "M": a.shape[0], "N": b.shape[1], "K": a.shape[1]}
+    (x,), y = operands, outputs[0]
+    return {"X": x.name, "Y": y.name, "M": x.shape[0], "N": x.shape[1]}
 
 
 def spec_binding(spec: OpSpec) -> dict[str, str]:
@@ -43,22 +51,28 @@ def spec_binding(spec: OpSpec) -> dict[str, str]:
     return binding(spec.same_as, spec.tensors, spec.sizes, spec.params)
 
 
-def _gemm_mismatch(operands: list[Tensor], outputs: list[Tensor], sizes: set[str],
-                   params: Sequence[Param]) -> str:
-    if len(operands) != 2 or len(outputs) != 1:
+def _mismatch(op: str, operands: list[Tensor], outputs: list[Tensor], sizes: set[str],
+              params: Sequence[Param]) -> str:
+    wanted = 2 if op == "gemm" else 1
+    if len(operands) != wanted or len(outputs) != 1:
         return f"this spec has {len(operands)} operands and {len(outputs)} outputs"
     if params:
         return f"this spec has parameters ({', '.join(p.name for p in params)})"
-    (a, b), c = operands, outputs[0]
-    typed = [t.name for t in (a, b, c) if t.dtype]
+    every = [*operands, *outputs]
+    typed = [t.name for t in every if t.dtype]
     if typed:
         return f"{', '.join(typed)} set their own dtype"
-    if any(len(t.shape) != 2 for t in (a, b, c)):
+    if any(len(t.shape) != 2 for t in every):
         return "not every tensor is 2-D"
-    odd = [d for t in (a, b, c) for d in t.shape if d not in sizes]
+    odd = [d for t in every for d in t.shape if d not in sizes]
     if odd:
         return f"{odd[0]} is not a size symbol"
-    if b.shape[0] != a.shape[1] or c.shape != (a.shape[0], b.shape[1]):
-        return (f"the shapes {a.name}[{','.join(a.shape)}], {b.name}[{','.join(b.shape)}] -> "
-                f"{c.name}[{','.join(c.shape)}] are not [M,K], [K,N] -> [M,N]")
+    shown = ", ".join(f"{t.name}[{','.join(t.shape)}]" for t in operands) + \
+        f" -> {outputs[0].name}[{','.join(outputs[0].shape)}]"
+    if op == "gemm":
+        (a, b), c = operands, outputs[0]
+        if b.shape[0] != a.shape[1] or c.shape != (a.shape[0], b.shape[1]):
+            return f"the shapes {shown} are not [M,K], [K,N] -> [M,N]"
+    elif outputs[0].shape != operands[0].shape:
+        return f"the shapes {shown} are not [M,N] -> [M,N]"
     return ""

@@ -111,17 +111,22 @@ def test_a_problem_whose_forward_is_one_matmul_of_its_inputs_is_same_as_gemm(tmp
     assert load_problem(more).same_as == ""
 
 
-def test_the_builtin_author_writes_a_matmul_problem_with_gemms_templates(tmp_path):
-    """Offline: the problem's spec binds A, B and out to gemm's; the file compiles, its contract
-    names the problem's tensors, and model_new.py launches it by those names."""
-    problem = DATA / "l1_matmul.py"
+def _offline_builtin_run(problem: Path, run: Path) -> str:
+    """`kgen generate --kernelbench PROBLEM --no-gpu` with the builtin author, one round: the
+    text of its best.cu (compiled, not validated)."""
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", "sm_90", "--no-gpu", "--rounds",
-        "1", "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+        "1", "--out", str(run), "--json"], env={"KGEN_MODEL": ""})
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["ok"] and not summary["validated"]
-    best = Path(summary["best"]).read_text()
+    return Path(summary["best"]).read_text()
+
+
+def test_the_builtin_author_writes_a_matmul_problem_with_gemms_templates(tmp_path):
+    """Offline: the problem's spec binds A, B and out to gemm's; the file compiles, its contract
+    names the problem's tensors, and model_new.py launches it by those names."""
+    best = _offline_builtin_run(DATA / "l1_matmul.py", tmp_path / "run")
     assert "builtin author" in best and "template=simt" in best
     contract, problems = parse_contract(best, _load("l1_matmul.py"))
     assert problems == () and contract.op == "l1_matmul"
@@ -149,14 +154,7 @@ def test_the_builtin_author_writes_a_softmax_problem_with_the_rowwise_template(t
     from kgen.arch import parse_arch
     from kgen.author import rowwise
 
-    problem = DATA / "l1_softmax.py"
-    result = CliRunner().invoke(main, [
-        "generate", "--kernelbench", str(problem), "--arch", "sm_90", "--no-gpu", "--rounds",
-        "1", "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert summary["ok"] and not summary["validated"]
-    best = Path(summary["best"]).read_text()
+    best = _offline_builtin_run(DATA / "l1_softmax.py", tmp_path / "run")
     assert "builtin author" in best and "template=rowwise op=softmax" in best
     spec = _load("l1_softmax.py")
     contract, problems = parse_contract(best, spec)

@@ -29,6 +29,7 @@ from kgen.sandbox.validate import (
     label,
     load_inputs,
     make_inputs,
+    model_own_when_needed,
 )
 from kgen.spec import Entry, OpSpec
 from kgen.verdict import Timing
@@ -186,7 +187,8 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     watch.lap("bench buffers and first run")
     refs = compute_reference(spec, dtype, inputs, sizes)
     watch.lap("bench reference")
-    check_after_run(spec, dtype, sizes, buffers, inputs, refs, where)
+    model_own = model_own_when_needed(spec, dtype, inputs, sizes)
+    check_after_run(spec, dtype, sizes, buffers, inputs, refs, where, model_own)
     watch.lap("bench checks")
     own = {k: v.clone() for k, v in inputs.items()}  # the baseline reads its own copies
     eager, make_compiled = reference.baseline(spec, own, sizes, torch_dtype(dtype))
@@ -202,7 +204,7 @@ def measure(runner: Runner, spec: OpSpec, dtype: str, sizes: Entry, seed: int,
     # The last timed launch must still be right: a kernel that changes when called repeatedly
     # (cached results, first-call-only writes) fails here.
     check_after_run(spec, dtype, sizes, buffers, inputs, refs,
-                    f"{where}, after {len(samples[0])} timed launches")
+                    f"{where}, after {len(samples[0])} timed launches", model_own)
     watch.lap("bench checks")
     compiled_ms = percentile(samples[2], 50) if compiled is not None else None
     return _timing(spec, dtype, sizes, samples[0], samples[1], peaks, compiled_ms), note

@@ -27,6 +27,7 @@ from kgen.sandbox.validate import (
     compute_reference,
     make_inputs,
     model_own_outputs,
+    model_own_when_needed,
 )
 
 DATA = Path(__file__).parent / "data" / "kernelbench"
@@ -255,13 +256,27 @@ def test_an_output_within_tolerance_of_the_models_own_float32_result_passes():
     for name in ("x", "linear_weight", "linear_bias"):
         buffers[name].data.copy_(inputs[name])
     buffers["out"].data.copy_(own["out"])
+    calls = []
+
+    def own_later():  # check_after_run runs the Model only once an output misses float64
+        calls.append(1)
+        return own
+
     with pytest.raises(Rejected, match="1 of .* outputs of out off"):
         check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here")
-    check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here", own)
+    check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here", own_later)
+    assert len(calls) == 1
     buffers["out"].data.flatten()[1] += 1e-2  # off both
     with pytest.raises(Rejected) as err:
-        check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here", own)
+        check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here", own_later)
     assert "1 of" in err.value.message and "KernelBench's own check" in err.value.message
+    buffers["out"].data.copy_(refs["out"])  # right against float64: Model is not run
+    calls.clear()
+    check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here", own_later)
+    assert calls == []
+    later = model_own_when_needed(spec, "float32", inputs, sizes)
+    assert later is not None and later() is later()  # computed once, then kept
+    assert model_own_when_needed(load_op("gemm"), "float32", inputs, sizes) is None
 
 
 def test_the_prompt_shows_the_problem_and_a_contract_example_that_parses():

@@ -156,17 +156,17 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, B
     for name, ref in refs.items():
         out = buffers[name].data
         out = out if ref.is_cuda else out.cpu()
+        own = ""
         if not out.is_floating_point():
             mismatch = compare_exact(out, ref, name)
         else:
             mismatch = compare(out, ref, tol.atol, tol.rtol, name)
-        own = ""
-        if not mismatch.ok and model_own is not None and out.is_floating_point():
-            own_outputs = model_own() if own_outputs is None else own_outputs
-            if own_outputs.get(name) is not None:
-                mismatch = compare(out, ref, tol.atol, tol.rtol, name, own_outputs[name])
-                own = (f"; nor within atol + rtol of the problem's Model run in {dtype}, "
-                       "KernelBench's own check")
+            if not mismatch.ok and model_own is not None:
+                own_outputs = model_own() if own_outputs is None else own_outputs
+                if own_outputs.get(name) is not None:
+                    mismatch = compare(out, ref, tol.atol, tol.rtol, name, own_outputs[name])
+                    own = (f"; nor within atol + rtol of the problem's Model run in {dtype}, "
+                           "KernelBench's own check")
         if not mismatch.ok:
             raise Rejected("wrong", f"{where}: {mismatch.text(name)}{own}")
         _check_relative(out, ref, name, max(tol.rtol, RELATIVE_FLOOR), where)

@@ -171,6 +171,46 @@ def test_the_builtin_author_writes_a_softmax_problem_with_the_rowwise_template(t
     assert "('x', 'out', 'batch_size', 'dim')" in (tmp_path / "run" / "model_new.py").read_text()
 
 
+@pytest.mark.slow
+def test_a_problem_whose_forward_is_one_tanh_gelu_or_silu_is_same_as_that_op(tmp_path):
+    """F.gelu(x, approximate='tanh') is gelu; F.silu(x), nn.SiLU and x * sigmoid(x) (two calls)
+    are silu. The exact GELU, a sigmoid alone, x * sigmoid(2x) or a 3-D input are none."""
+    assert _load("l1_swish.py").same_as == "silu"
+    text = (DATA / "l1_swish.py").read_text()
+    cases = {"torch.nn.functional.gelu(x, approximate='tanh')": "gelu",
+             "torch.nn.functional.silu(x)": "silu", "torch.nn.SiLU()(x)": "silu",
+             "torch.sigmoid(x) * x": "silu", "torch.nn.functional.gelu(x)": "",
+             "torch.sigmoid(x)": "", "x * torch.sigmoid(2 * x)": "", "torch.relu(x)": ""}
+    for forward, shipped in cases.items():
+        changed = tmp_path / "other.py"
+        changed.write_text(text.replace("x * torch.sigmoid(x)", forward))
+        assert load_problem(changed).same_as == shipped, forward
+    changed.write_text(text.replace("torch.randn(batch_size, dim)",
+                                    "torch.randn(batch_size, 4, dim)"))
+    assert load_problem(changed).same_as == ""
+
+
+def test_the_builtin_author_writes_a_swish_problem_with_the_elementwise_template(tmp_path):
+    """Offline: x * sigmoid(x) is written with the shipped silu's kernel, byte for byte, its
+    launch bound to the problem's x, out, batch_size and dim."""
+    from kgen.arch import parse_arch
+    from kgen.author import elementwise
+
+    best = _offline_builtin_run(DATA / "l1_swish.py", tmp_path / "run")
+    assert "builtin author" in best and "template=elementwise op=silu" in best
+    spec = _load("l1_swish.py")
+    contract, problems = parse_contract(best, spec)
+    assert problems == () and contract.op == "l1_swish"
+    assert all(launch.args[:2] == ("x", "out") for launch in contract.launches)
+    params = elementwise.EwParams(op="silu")
+    shipped = elementwise.render(params, "float32", parse_arch("sm_90"))
+    bound = family_for(spec).render(params, "float32", parse_arch("sm_90"))
+    assert [ln for ln in bound.splitlines() if not ln.startswith("// kgen:")
+            and "computes silu" not in ln] == \
+        [ln for ln in shipped.splitlines() if not ln.startswith("// kgen:")]
+    assert "'x', 'out'" in (tmp_path / "run" / "model_new.py").read_text()
+
+
 def test_spec_sources_and_their_errors(tmp_path):
     assert spec_from("softmax").name == "softmax"
     assert spec_from(str(load_op("gemm").folder)).name == "gemm"

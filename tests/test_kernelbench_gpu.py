@@ -88,13 +88,13 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
     kernelbench_harness(problem.read_text(), model_new)
 
 
-@pytest.mark.parametrize("name", ["l1_matmul", "l1_softmax"])
+@pytest.mark.parametrize("name", ["l1_matmul", "l1_softmax", "l1_swish"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
-    """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py same_as: softmax), so the
-    builtin author writes the shipped op's kernel under the problem's names; model_new.py
-    launches it in KernelBench's harness. At l1_matmul's K = 1024 the float32 sums come near
-    KernelBench's 1e-4 (cuBLAS's too: README, "KernelBench problems in and out"), which kgen's
-    check allows for as KernelBench does."""
+    """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_swish.py
+    silu), so the builtin author writes the shipped op's kernel under the problem's names;
+    model_new.py launches it in KernelBench's harness. At l1_matmul's K = 1024 the float32 sums
+    come near KernelBench's 1e-4 (cuBLAS's too: README, "KernelBench problems in and out"),
+    which kgen's check allows for as KernelBench does."""
     problem = DATA / f"{name}.py"
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",

@@ -217,6 +217,7 @@ def test_same_as_gemm_binds_the_operands_and_output_in_order(tmp_path):
 @pytest.mark.parametrize("change, words", [
     (lambda d: d.update(same_as="layernorm"), "'layernorm' is not an op kgen can bind to"),
     (lambda d: d.update(same_as="softmax"), "softmax takes one operand X[M,N] and one output"),
+    (lambda d: d.update(same_as="silu"), "silu takes one operand X[M,N] and one output"),
     (lambda d: d.update(same_as=3), "field 'same_as' should be a str"),
     (lambda d: d["tensors"]["W"].update(shape=["N", "1"]), "1 is not a size symbol"),
     (lambda d: d["tensors"]["out"].update(shape=["N"]), "not every tensor is 2-D"),

@@ -210,7 +210,8 @@ class MemFamily:
 
 class BoundMem(MemFamily):
     """A memory-bound op's template for an op whose spec says `same_as: OP` (a KernelBench
-    softmax): OP's kernels, with the contract bound to the spec's names as BoundGemm does."""
+    softmax, GELU or SiLU): OP's kernels, with the contract bound to the spec's names as
+    BoundGemm does."""
 
     def __init__(self, kind: ModuleType, spec: OpSpec):
         self.names = sameas.spec_binding(spec)

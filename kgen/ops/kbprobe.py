@@ -7,9 +7,9 @@ tensors with shapes and dtypes but no data, and forward on them gives the output
 dispatch mode watches every op forward runs: random ops (tagged nondeterministic_seeded), ops
 whose output shape depends on the values (dynamic_output_shape), and in-place writes to an input
 are refused, each with a line saying what and why. It also notes whether forward is exactly
-one matrix product of its two inputs (`torch.matmul(A, B)`) or one softmax over the last dim of
-its one 2-D input (`torch.softmax(x, dim=-1)`), which the spec then says with `same_as: gemm`
-or `same_as: softmax`.
+one matrix product of its two inputs (`torch.matmul(A, B)`), or on its one 2-D input one
+softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a SiLU, which the
+spec then says with `same_as: gemm` (softmax, gelu, silu).
 """
 
 from __future__ import annotations
@@ -84,9 +84,13 @@ def _random(call: ast.Call) -> bool:
     return not (training and isinstance(training[0], ast.Constant) and training[0].value is False)
 
 
-def _watcher(inputs: list[Any], calls: list[tuple[Any, tuple, Any]]) -> Any:
+# one op forward ran: (the aten op, its arguments, its keyword arguments, its result)
+Call = tuple[Any, tuple, dict, Any]
+
+
+def _watcher(inputs: list[Any], calls: list[Call]) -> Any:
     """The dispatch mode that refuses what does not convert; it lists every call in `calls`
-    (the op, its arguments, its result)."""
+    (the op, its arguments, its keyword arguments, its result)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -110,7 +114,7 @@ def _watcher(inputs: list[Any], calls: list[tuple[Any, tuple, Any]]) -> Any:
                     raise Refused(f"forward modifies an input in place ({func}): the reference "
                                   "would change what the kernel reads")
             result = func(*args, **kwargs)
-            calls.append((func, args, result))
+            calls.append((func, args, kwargs, result))
             return result
 
     return Watcher()
@@ -165,7 +169,7 @@ def probe(path: Path) -> dict[str, Any]:
                       "function of its inputs")
     space, model, inputs = _instantiate(path, source)
     counter = FlopCounterMode(display=False)
-    calls: list[tuple[Any, tuple, Any]] = []
+    calls: list[Call] = []
     try:
         with torch.device("meta"), counter, _watcher(inputs, calls):
             out = model(*inputs)
@@ -189,26 +193,42 @@ def probe(path: Path) -> dict[str, Any]:
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
-def _same_as(calls: list[tuple[Any, tuple, Any]], inputs: list[Any], out: Any) -> str:
-    """The shipped op forward is, where it ran one op and returned that op's result itself:
-    "gemm" for a 2-D matrix product of its two inputs in order (torch.matmul, torch.mm and @ all
-    dispatch to aten.mm here), "softmax" for a softmax over the last dim of its one 2-D input
-    in that input's dtype (torch.softmax, F.softmax and Tensor.softmax dispatch to
-    aten._softmax); else ""."""
+def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
+    """The shipped op forward is, where it ran that op alone on its inputs in order and returned
+    the op's result itself; else "". "gemm": a 2-D matrix product of its two inputs
+    (torch.matmul, torch.mm and @ all dispatch to aten.mm here). On its one 2-D input, in that
+    input's dtype: "softmax" over the last dim (torch.softmax, F.softmax and Tensor.softmax
+    dispatch to aten._softmax), "gelu" in its tanh form (F.gelu(x, approximate='tanh'),
+    nn.GELU(approximate='tanh')), "silu" (F.silu, nn.SiLU, and x * torch.sigmoid(x), which
+    dispatches to sigmoid then mul)."""
     import torch
 
+    aten = torch.ops.aten
+    if not calls or calls[-1][3] is not out:
+        return ""
+    if len(calls) == 2 and len(inputs) == 1 and inputs[0].dim() == 2:
+        (f1, a1, k1, sig), (f2, a2, k2, _) = calls
+        x = inputs[0]
+        if (f1 is aten.sigmoid.default and len(a1) == 1 and a1[0] is x and not k1
+                and f2 is aten.mul.Tensor and not k2 and len(a2) == 2
+                and {id(a) for a in a2} == {id(x), id(sig)}):
+            return "silu"
+        return ""
     if len(calls) != 1:
         return ""
-    func, args, result = calls[0]
-    if out is not result:
-        return ""
-    if (func is torch.ops.aten.mm.default and len(inputs) == 2 and len(args) == 2
+    func, args, kwargs, _ = calls[0]
+    if (func is aten.mm.default and len(inputs) == 2 and len(args) == 2
             and args[0] is inputs[0] and args[1] is inputs[1]):
         return "gemm"
-    if (func is torch.ops.aten._softmax.default and len(inputs) == 1 and len(args) == 3
-            and args[0] is inputs[0] and inputs[0].dim() == 2 and args[1] in (1, -1)
+    if len(inputs) != 1 or inputs[0].dim() != 2 or not args or args[0] is not inputs[0]:
+        return ""
+    if (func is aten._softmax.default and len(args) == 3 and args[1] in (1, -1)
             and not args[2]):
         return "softmax"
+    if func is aten.gelu.default and len(args) == 1 and kwargs == {"approximate": "tanh"}:
+        return "gelu"
+    if func is aten.silu.default and len(args) == 1 and not kwargs:
+        return "silu"
     return ""
 
 

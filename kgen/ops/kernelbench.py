@@ -120,7 +120,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The spec-file mapping for a probed problem: tensors named by forward's arguments, the
     Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances;
     `same_as: gemm` where forward is one matmul of its two inputs, `same_as: softmax` (with
-    the row-sum check) where it is one softmax over the last dim of its input."""
+    the row-sum check) where it is one softmax over the last dim of its input, `same_as: gelu`
+    or `silu` where it is that activation of its input (kbprobe._same_as)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -152,8 +153,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     reference, tol = TOLERANCES[run]
     sizes = {name: value for value, name in symbols.items()}
     doc = " ".join(data.get("doc", "").split())
-    # forward is one matmul (one softmax); with every dim a symbol and one dtype, that is the
-    # shipped gemm (softmax), whose templates the builtin author can then use
+    # forward is one matmul (softmax, GELU, SiLU); with every dim a symbol and one dtype, that
+    # is the shipped op, whose templates the builtin author can then use
     shipped = data.get("same_as", "")
     same_as: dict[str, Any] = {"same_as": shipped} if shipped and all(
         "dtype" not in t and all(d in sizes for d in t["shape"]) for t in tensors.values()) \

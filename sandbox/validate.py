@@ -140,8 +140,8 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, B
                     model_own: Callable[[], dict[str, Any]] | None = None) -> None:
     """Guards, unchanged inputs, outputs within tolerance (of `refs`, or of what `model_own`
     returns, see `model_own_outputs`: called only once an output misses `refs`, since most
-    kernels pass without it), the spec's checks; the first failure is the verdict."""
-    own_outputs: dict[str, Any] | None = None
+    kernels pass without it; `model_own_when_needed` makes one that computes once), the spec's
+    checks; the first failure is the verdict."""
     for buf in buffers.values():
         problem = buf.guard_problem()
         if problem:
@@ -161,12 +161,11 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, B
             mismatch = compare_exact(out, ref, name)
         else:
             mismatch = compare(out, ref, tol.atol, tol.rtol, name)
-            if not mismatch.ok and model_own is not None:
-                own_outputs = model_own() if own_outputs is None else own_outputs
-                if own_outputs.get(name) is not None:
-                    mismatch = compare(out, ref, tol.atol, tol.rtol, name, own_outputs[name])
-                    own = (f"; nor within atol + rtol of the problem's Model run in {dtype}, "
-                           "KernelBench's own check")
+            also = model_own().get(name) if not mismatch.ok and model_own is not None else None
+            if also is not None:
+                mismatch = compare(out, ref, tol.atol, tol.rtol, name, also)
+                own = (f"; nor within atol + rtol of the problem's Model run in {dtype}, "
+                       "KernelBench's own check")
         if not mismatch.ok:
             raise Rejected("wrong", f"{where}: {mismatch.text(name)}{own}")
         _check_relative(out, ref, name, max(tol.rtol, RELATIVE_FLOOR), where)

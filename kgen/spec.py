@@ -133,6 +133,9 @@ class OpSpec:
     # A shipped op this one computes the same thing as, its operands and output bound in order
     # (`same_as: gemm`: the first input is A, the second B, the output C; kgen.ops.sameas).
     same_as: str = ""
+    # Or: the op is Y = EXPR(X) element by element, over one operand and one output
+    # (kgen.ops.pointwise), which the builtin author writes with its elementwise template.
+    pointwise: str = ""
 
     def _role(self, role: str) -> tuple[Tensor, ...]:
         return tuple(t for t in self.tensors if t.role == role)
@@ -195,7 +198,7 @@ class OpSpec:
                 "bench_sizes": list(self.bench_sizes), "flops": self.flops, "bytes": self.bytes,
                 "folder": str(self.folder), "params": [asdict(p) for p in self.params],
                 "checks": list(self.checks), "baseline": asdict(self.baseline),
-                "same_as": self.same_as}
+                "same_as": self.same_as, "pointwise": self.pointwise}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OpSpec:
@@ -206,4 +209,4 @@ class OpSpec:
                    tuple(data["bench_sizes"]), data["flops"], data["bytes"],
                    Path(data["folder"]), tuple(Param(**p) for p in data.get("params", ())),
                    tuple(data.get("checks", ())), Baseline(**data.get("baseline", {})),
-                   data.get("same_as", ""))
+                   data.get("same_as", ""), data.get("pointwise", ""))

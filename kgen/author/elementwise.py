@@ -1,5 +1,6 @@
 """The elementwise template's parameters and rendering (the CUDA is templates/elementwise.cu):
-GELU (tanh form), SiLU and bias + ReLU over a flat M x N tensor, float32 math for every dtype.
+GELU (tanh form), SiLU and bias + ReLU over a flat M x N tensor, float32 math for every dtype;
+also any op whose spec says `pointwise: EXPR` (op "pointwise", kgen.ops.pointwise).
 
 Parameters: threads per block; vec elements per access (16 bytes at most); ept accesses in flight
 per thread per step; waves (0: the grid covers the tensor once; k: at most SMS * k blocks that
@@ -14,9 +15,12 @@ from kgen.arch import Arch
 from kgen.author import memcost, memspace
 from kgen.author.common import contract_header, fill
 from kgen.dtypes import DTYPES
+from kgen.ops import pointwise
 
 TEMPLATE = "elementwise"
 OPS = {"gelu": 0, "silu": 1, "bias_relu": 2}
+POINTWISE = "pointwise"  # not a shipped op: a spec's own expression, which render() is given
+_KGEN_OP = {**OPS, POINTWISE: 3}
 _XY = (("X", "input", memspace.MN, None), ("Y", "output", memspace.MN, None))
 SIGNATURES = {
     "gelu": (memspace.MN, _XY, ()),
@@ -96,8 +100,11 @@ def estimate(p: EwParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.0
     return memcost.estimate(arch, p.threads, regs, 0, width * p.ept, width, factor)
 
 
-def render(p: EwParams, dtype: str, arch: Arch) -> str:
-    """The full .cu source (contract header first) for these parameters, dtype and arch."""
+def render(p: EwParams, dtype: str, arch: Arch, expression: str = "") -> str:
+    """The full .cu source (contract header first) for these parameters, dtype and arch; for
+    op "pointwise", of the spec's `expression`."""
+    if (p.op == POINTWISE) != bool(expression):
+        raise ValueError("an expression is given for op pointwise, and only for it")
     info = DTYPES[dtype]
     name = f"{p.op}_ew_{info.short}"
     steps = f"cdiv(M*N, {p.per_block})"
@@ -106,12 +113,14 @@ def render(p: EwParams, dtype: str, arch: Arch) -> str:
     launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
     stride = (f"at most {p.waves} blocks per SM, striding over the tensor" if p.waves
               else "one step per block")
-    about = (f"Elementwise {_WHAT[p.op]}: {p.threads} threads, {p.vec} x {dtype} per access, "
+    what = f"y = {pointwise.check(expression)}" if expression else _WHAT[p.op]
+    about = (f"Elementwise {what}: {p.threads} threads, {p.vec} x {dtype} per access, "
              f"{p.ept} accesses in flight per thread, {stride}"
              f"{', evict-first loads/stores' if p.hint else ''}; float32 math; any M, N.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
-              + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
-              f"constexpr int THREADS = {p.threads}, VEC = {p.vec}, EPT = {p.ept}, "
+              + f"typedef {info.ctype} T;\n#define KGEN_OP {_KGEN_OP[p.op]}\n"
+              + (f"#define KGEN_EXPR ({pointwise.to_cuda(expression)})\n" if expression else "")
+              + f"constexpr int THREADS = {p.threads}, VEC = {p.vec}, EPT = {p.ept}, "
               f"HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")
     return contract_header(p.op, dtype, p.choices, launch, about) + fill(TEMPLATE, params, name)

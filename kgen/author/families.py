@@ -1,6 +1,6 @@
 """Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
-`same_as: gemm`), elementwise (gelu, silu, bias_relu), rowwise (sum, max, argmax, softmax,
-layernorm, rmsnorm) and transpose.
+`same_as: gemm`), elementwise (gelu, silu, bias_relu; also any op whose spec says `pointwise:
+EXPR`), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm) and transpose.
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
@@ -110,10 +110,12 @@ class BoundGemm(GemmFamily):
         return bind_contract(super().render(p, dtype, arch), "gemm", self.spec.name, self.names)
 
 
-def bind_contract(source: str, shipped: str, op: str, names: dict[str, str]) -> str:
+def bind_contract(source: str, shipped: str, op: str, names: dict[str, str],
+                  claim: str = "") -> str:
     """A shipped op's file with its contract for the bound op: `op=SHIPPED` becomes `op=OP` and,
     in the launch lines only, the shipped op's tensor and size names become the op's (the
-    kernel's own parameter names do not matter)."""
+    kernel's own parameter names do not matter). `claim`: what the spec says, if not
+    `same_as: SHIPPED`."""
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     lines = source.split("\n")
     last = 0
@@ -125,8 +127,8 @@ def bind_contract(source: str, shipped: str, op: str, names: dict[str, str]) -> 
         if line.startswith("// kgen:"):
             last = i
     told = ", ".join(f"{k}={v}" for k, v in names.items())
-    lines.insert(last + 1, f"// {op} computes {shipped} (its spec says same_as: {shipped}): "
-                           f"{told}.")
+    claim = claim or f"same_as: {shipped}"
+    lines.insert(last + 1, f"// {op} computes {shipped} (its spec says {claim}): {told}.")
     return "\n".join(lines)
 
 
@@ -213,12 +215,25 @@ class BoundMem(MemFamily):
     softmax, GELU or SiLU): OP's kernels, with the contract bound to the spec's names as
     BoundGemm does."""
 
-    def __init__(self, kind: ModuleType, spec: OpSpec):
+    def __init__(self, kind: ModuleType, spec: OpSpec, op: str = ""):
         self.names = sameas.spec_binding(spec)
-        super().__init__(kind, spec, op=spec.same_as, n=self.names["N"])
+        super().__init__(kind, spec, op=op or spec.same_as, n=self.names["N"])
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
         return bind_contract(super().render(p, dtype, arch), self.op, self.spec.name, self.names)
+
+
+class BoundPointwise(BoundMem):
+    """The elementwise template for an op whose spec says `pointwise: EXPR` (a KernelBench
+    ReLU, ELU, softplus, ...): the spec's expression, bound as BoundMem binds a GELU."""
+
+    def __init__(self, spec: OpSpec):
+        super().__init__(elementwise, spec, op=elementwise.POINTWISE)
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        source = elementwise.render(p, dtype, arch, expression=self.spec.pointwise)
+        return bind_contract(source, self.op, self.spec.name, self.names,
+                             claim=f"pointwise: {self.spec.pointwise}")
 
 
 GEMM = GemmFamily()
@@ -236,6 +251,8 @@ def family_for(spec: OpSpec | None) -> Family | None:
     if spec.same_as:
         shipped = _kind_of(spec.same_as)
         return BoundMem(shipped, spec) if shipped is not None else None
+    if spec.pointwise:
+        return BoundPointwise(spec)
     kind = _kind_of(spec.name)
     if kind is None or memspace.signature(spec) != kind.SIGNATURES[spec.name]:
         return None
@@ -249,7 +266,8 @@ def why_not(spec: OpSpec | None) -> str:
         return f"there is no op to write (the builtin author writes {written})"
     kind = _kind_of(spec.name)
     if kind is None:
-        return (f"the builtin author has no template for {spec.name} (it writes {written})")
+        return (f"the builtin author has no template for {spec.name} (it writes {written}, and "
+                "any elementwise op whose spec says `pointwise: EXPR`)")
     sizes, tensors, params = kind.SIGNATURES[spec.name]
     want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
     return (f"the builtin author's {spec.name} template is for the shipped op ({want}"

@@ -9,7 +9,8 @@ whose output shape depends on the values (dynamic_output_shape), and in-place wr
 are refused, each with a line saying what and why. It also notes whether forward is exactly
 one matrix product of its two inputs (`torch.matmul(A, B)`), or on its one 2-D input one
 softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a SiLU, which the
-spec then says with `same_as: gemm` (softmax, gelu, silu).
+spec then says with `same_as: gemm` (softmax, gelu, silu); else whether it is a chain of
+elementwise ops on that input, which the spec says as `pointwise: EXPR` (kgen.ops.pointwise).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from kgen.ops import pointwise
 
 MARKER = "KGEN-PROBE"
 _RANDOM_NAMES = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
@@ -182,6 +185,7 @@ def probe(path: Path) -> dict[str, Any]:
         raise Refused(f"forward returns {type(out).__name__}: only a tensor or a tuple of "
                       "tensors converts")
     weights = [*model.named_parameters(), *model.named_buffers()]
+    same_as = "" if weights else _same_as(calls, inputs, out)
     constants = {k: v for k, v in space.items() if type(v) is int and not k.startswith("_")}
     return {"inputs": [{"name": n, **_describe(t)}
                        for n, t in zip(_forward_names(model, len(inputs)), inputs, strict=True)],
@@ -189,7 +193,8 @@ def probe(path: Path) -> dict[str, Any]:
             "outputs": [_describe(t) for t in outs],
             "returns": "tuple" if isinstance(out, (tuple, list)) else "tensor",
             "constants": constants, "flops": int(counter.get_total_flops()),
-            "same_as": "" if weights else _same_as(calls, inputs, out),
+            "same_as": same_as,
+            "pointwise": "" if weights or same_as else _pointwise(calls, inputs, out),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
@@ -230,6 +235,48 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
     if func is aten.silu.default and len(args) == 1 and not kwargs:
         return "silu"
     return ""
+
+
+def _pointwise(calls: list[Call], inputs: list[Any], out: Any) -> str:
+    """The `pointwise` expression of a forward that is a chain of elementwise ops on its one
+    2-D input, each giving a tensor of the input's shape (and dtype, or bool for a comparison
+    that where() reads), with only numbers besides; else "" (kgen.ops.pointwise)."""
+    import torch
+
+    if len(inputs) != 1 or inputs[0].dim() != 2 or not calls or calls[-1][3] is not out:
+        return ""
+    x = inputs[0]
+    known: dict[int, str] = {id(x): "x"}  # tensor -> its expression
+
+    def operand(value: Any, condition: bool = False) -> Any:
+        if isinstance(value, torch.Tensor):
+            if id(value) not in known:
+                raise LookupError  # a tensor made inside forward, or a weight
+            if value.dtype == torch.bool and not condition:  # a mask used as 0 or 1
+                return f"where({known[id(value)]}, 1, 0)"
+            return known[id(value)]
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            return value
+        raise LookupError
+
+    for func, args, kwargs, result in calls:
+        if (not isinstance(result, torch.Tensor) or result.shape != x.shape
+                or result.dtype not in (x.dtype, torch.bool)):
+            return ""
+        name = str(func).removeprefix("aten.")
+        try:
+            text = pointwise.from_aten(
+                name, [operand(a, name == "where.self" and i == 0) for i, a in enumerate(args)],
+                {k: operand(v) for k, v in kwargs.items()})
+        except LookupError:
+            return ""
+        if not text:
+            return ""
+        known[id(result)] = text
+    try:  # e.g. a comparison used as a number, which the language leaves out
+        return pointwise.check(known[id(out)]) if out.dtype == x.dtype else ""
+    except ValueError:
+        return ""
 
 
 def _meta_failure(exc: Exception) -> str:

@@ -121,7 +121,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances;
     `same_as: gemm` where forward is one matmul of its two inputs, `same_as: softmax` (with
     the row-sum check) where it is one softmax over the last dim of its input, `same_as: gelu`
-    or `silu` where it is that activation of its input (kbprobe._same_as)."""
+    or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
+    EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -153,12 +154,16 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     reference, tol = TOLERANCES[run]
     sizes = {name: value for value, name in symbols.items()}
     doc = " ".join(data.get("doc", "").split())
-    # forward is one matmul (softmax, GELU, SiLU); with every dim a symbol and one dtype, that
-    # is the shipped op, whose templates the builtin author can then use
-    shipped = data.get("same_as", "")
-    same_as: dict[str, Any] = {"same_as": shipped} if shipped and all(
-        "dtype" not in t and all(d in sizes for d in t["shape"]) for t in tensors.values()) \
-        else {}
+    # forward is one matmul (softmax, GELU, SiLU) or an elementwise chain; with every dim a
+    # symbol and one dtype, the builtin author can write it with that op's templates
+    bindable = all("dtype" not in t and all(d in sizes for d in t["shape"])
+                   for t in tensors.values())
+    shipped, chain = data.get("same_as", ""), data.get("pointwise", "")
+    same_as: dict[str, Any] = {}
+    if bindable and shipped:
+        same_as["same_as"] = shipped
+    elif bindable and chain:
+        same_as["pointwise"] = chain
     if same_as.get("same_as") == "softmax":
         same_as["checks"] = ["row_sums"]
     return {"name": op_name(path),

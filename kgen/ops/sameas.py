@@ -24,6 +24,9 @@ FORMS = {
     "silu": "silu takes one operand X[M,N] and one output Y[M,N]",
 }
 KNOWN = tuple(FORMS)
+# `pointwise: EXPR` (kgen.ops.pointwise) binds its one operand and output as gelu does
+POINTWISE = "pointwise"
+_FORMS = {**FORMS, POINTWISE: "pointwise takes one operand X[M,N] and one output Y[M,N]"}
 COMMON = "in the run's dtype, with every dim a size symbol and no parameters"
 
 
@@ -31,14 +34,15 @@ def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
             params: Sequence[Param] = ()) -> dict[str, str]:
     """The shipped op's tensor and size names -> this op's; ValueError naming the field when the
     tensors do not have the shipped op's form."""
-    if op not in KNOWN:
+    if op not in _FORMS:
         raise ValueError(f"field 'same_as': {op!r} is not an op kgen can bind to (known: "
                          f"{', '.join(KNOWN)})")
     operands = [t for t in tensors if t.role != "output"]
     outputs = [t for t in tensors if t.role == "output"]
     why = _mismatch(op, operands, outputs, set(sizes), params)
     if why:
-        raise ValueError(f"field 'same_as': {FORMS[op]}, {COMMON}; {why}")
+        field = "pointwise" if op == POINTWISE else "same_as"
+        raise ValueError(f"field '{field}': {_FORMS[op]}, {COMMON}; {why}")
     if op == "gemm":
         (a, b), c = operands, outputs[0]
         return {"A": a.name, "B": b.name, "C": c.name,
@@ -48,10 +52,10 @@ def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
 
 
 def spec_binding(spec: OpSpec) -> dict[str, str]:
-    """The binding of a loaded spec (which was checked when it loaded); {} without same_as."""
-    if not spec.same_as:
-        return {}
-    return binding(spec.same_as, spec.tensors, spec.sizes, spec.params)
+    """The binding of a loaded spec (which was checked when it loaded); {} without same_as or
+    pointwise."""
+    op = spec.same_as or (POINTWISE if spec.pointwise else "")
+    return binding(op, spec.tensors, spec.sizes, spec.params) if op else {}
 
 
 def _mismatch(op: str, operands: list[Tensor], outputs: list[Tensor], sizes: set[str],

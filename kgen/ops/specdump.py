@@ -34,6 +34,8 @@ def spec_data(spec: OpSpec) -> dict[str, Any]:
                                               ("expression", spec.baseline.expression)) if v}
     if spec.same_as:
         data["same_as"] = spec.same_as
+    if spec.pointwise:
+        data["pointwise"] = spec.pointwise
     return data
 
 

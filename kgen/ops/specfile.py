@@ -2,7 +2,7 @@
 
 The schema (README "Op specs"): name, description, sizes, params, tensors (shape, role, dtype,
 init), dtypes, one of reference / reference_file / kernelbench, checks, test_sizes, bench_sizes,
-flops, bytes, baseline, same_as. A bad spec is one UsageError naming the field.
+flops, bytes, baseline, same_as, pointwise. A bad spec is one UsageError naming the field.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import Any
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
-from kgen.ops import checks, fields, sameas
+from kgen.ops import checks, fields, pointwise, sameas
 from kgen.ops.yamlload import load_yaml
 from kgen.paths import data_dir
 from kgen.refexpr import check as check_reference
-from kgen.spec import Baseline, OpSpec, Tolerance
+from kgen.spec import Baseline, OpSpec, Param, Tensor, Tolerance
 
 TOP_KEYS = {"name", "description", "sizes", "params", "tensors", "dtypes", "reference",
             "reference_file", "kernelbench", "checks", "test_sizes", "bench_sizes", "flops",
-            "bytes", "baseline", "same_as"}
+            "bytes", "baseline", "same_as", "pointwise"}
 
 
 def available_ops() -> list[str]:
@@ -81,12 +81,33 @@ def _build(data: Any, folder: Path) -> OpSpec:
     checks.elements({t.name: t.shape for t in tensors}, test + bench, "sizes")
     same_as = fields.field(data, "same_as", str) if "same_as" in data else ""
     if same_as:
+        if same_as not in sameas.KNOWN:
+            raise ValueError(f"field 'same_as': {same_as!r} is not an op kgen can bind to "
+                             f"(known: {', '.join(sameas.KNOWN)})")
         sameas.binding(same_as, tensors, sizes, params)
+    elementwise = _pointwise(data, tensors, sizes, params, same_as)
     return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
                   _dtypes(data), reference, test, bench,
                   _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
                   folder, params, fields.checks(data.get("checks"), outputs),
-                  _baseline(data.get("baseline"), names), same_as)
+                  _baseline(data.get("baseline"), names), same_as, elementwise)
+
+
+def _pointwise(data: dict[str, Any], tensors: list[Tensor], sizes: tuple[str, ...],
+               params: tuple[Param, ...], same_as: str) -> str:
+    """The `pointwise` expression in its canonical form, checked and bound; "" without one."""
+    if "pointwise" not in data:
+        return ""
+    text = fields.field(data, "pointwise", str)
+    if same_as:
+        raise ValueError("fields 'same_as' and 'pointwise' both say what the op computes: give "
+                         "one")
+    try:
+        canonical = pointwise.check(text)
+    except ValueError as exc:
+        raise ValueError(f"field 'pointwise': {exc}") from exc
+    sameas.binding(sameas.POINTWISE, tensors, sizes, params)
+    return canonical
 
 
 def _dtypes(data: dict[str, Any]) -> dict[str, Tolerance]:

@@ -1,5 +1,6 @@
 // Builtin author template: elementwise ops over a flat M x N tensor, float32 math for every dtype.
-// KGEN_OP 0: GELU, tanh form (gelu); 1: SiLU (silu); 2: relu(X + bias[column]) (bias_relu).
+// KGEN_OP 0: GELU, tanh form (gelu); 1: SiLU (silu); 2: relu(X + bias[column]) (bias_relu);
+// 3: KGEN_EXPR, a float expression in x that the params block defines (a spec's `pointwise`).
 // Parameters (kgen/author/elementwise.py): THREADS per block; VEC elements per access (one load
 // or store of VEC * sizeof(T) <= 16 bytes); EPT accesses each thread has in
 // flight per step (its loads are all issued before any result is computed); HINT 1 makes loads
@@ -31,6 +32,8 @@ __device__ __forceinline__ float apply(float x, float b) {
   return __fdividef(x, 1.f + __expf(-2.f * u));
 #elif KGEN_OP == 1
   return __fdividef(x, 1.f + __expf(-x));
+#elif KGEN_OP == 3
+  return KGEN_EXPR;
 #else
   return fmaxf(x + b, 0.f);
 #endif

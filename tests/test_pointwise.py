@@ -1,7 +1,9 @@
 """`pointwise: EXPR`: the expression language and its CUDA form; the field in a spec file (one
-error naming it); a KernelBench forward that is a chain of elementwise ops on its one input gets
-an expression that computes what its Model computes (in float64, on the CPU build of torch);
-the builtin author writes such a problem with the elementwise template, and the file compiles."""
+error naming it); the rendered kernel computes the expression (on the CPU emulator, against a
+float64 reading of it) and compiles with nvcc; a KernelBench forward that is a chain of
+elementwise ops on its one input gets an expression that computes what its Model computes (in
+float64, on the CPU build of torch); the builtin author writes such a problem with the
+elementwise template."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ import ast
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
+from emulate import HAVE_GXX, run, stored
 
 from kgen.arch import parse_arch
 from kgen.author.elementwise import EwParams
@@ -35,6 +39,10 @@ ACTIVATIONS = {  # problem file -> the expression its probe finds
     "l1_gelu": "0.5 * x * (1 + erf(x * 0.7071067811865476))",
     "l1_softsign": "x / (abs(x) + 1.0)",
 }
+EVERY = ("where(x >= 0.5, exp(x) + log(abs(x) + 1) - log1p(sigmoid(x)) * expm1(-x), "
+         "tanh(erf(x)) / sqrt(x * x + 1) + rsqrt(2.0) * max(min(x, 6), -6) + pow(abs(x), 1.5) "
+         "+ x ** 3)")  # every function of the language
+SM90 = parse_arch("sm_90", check_nvcc=False)
 
 
 # ---- the language: a float64 torch reading of it, as the tests' own second implementation ----
@@ -165,24 +173,45 @@ def test_a_bad_pointwise_field_is_one_error_naming_it(tmp_path, extra, words):
     assert words in str(caught.value)
 
 
+def _spec(tmp_path, expression: str, dtype: str = "float32"):
+    reference = "float64" if dtype == "float32" else "float32"
+    return build_spec(_rows(pointwise=expression, dtypes={
+        dtype: {"reference": reference, "atol": 1e-5, "rtol": 1e-5}}), tmp_path, "act.yaml")
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_every_function_of_the_language_compiles_in_the_elementwise_template(tmp_path, dtype):
-    every = ("where(x >= 0.5, exp(x) + log(abs(x) + 1) - log1p(sigmoid(x)) * expm1(-x), "
-             "tanh(erf(x)) / sqrt(x * x + 1) + rsqrt(2.0) * max(min(x, 6), -6) + pow(x, 1.5) "
-             "+ x ** 3)")
-    spec = build_spec(_rows(pointwise=every, dtypes={
-        dtype: {"reference": "float64" if dtype == "float32" else "float32", "atol": 1e-2,
-                "rtol": 1e-2}}), tmp_path, "act.yaml")
-    arch = parse_arch("sm_90")
-    source = family_for(spec).render(EwParams(op="pointwise"), dtype, arch)
-    assert f"#define KGEN_EXPR ({to_cuda(every)})" in source
+    spec = _spec(tmp_path, EVERY, dtype)
+    source = family_for(spec).render(EwParams(op="pointwise"), dtype, SM90)
+    assert f"#define KGEN_EXPR ({to_cuda(EVERY)})" in source
     assert "act computes pointwise (its spec says pointwise: where(x >= 0.5," in source
-    result = compile_source(source, arch)
+    result = compile_source(source, parse_arch("sm_90"))
     assert result.ok, result.summary
     contract, problems = parse_contract(source, spec)
     assert problems == () and contract.op == "act"
     assert contract.launches[0].args == ("x", "out", "B", "D")
+
+
+def _emulated_params():
+    return [pytest.param(text, marks=[pytest.mark.slow] if i else [])
+            for i, text in enumerate([EVERY, *ACTIVATIONS.values()])]
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("expression", _emulated_params())
+def test_the_rendered_kernel_computes_the_expression_on_the_emulator(tmp_path, expression):
+    """7 x 301 elements: five blocks of 512 (one step each) on an emulated GPU, and 3 elements
+    past the last whole vector, which take the one-at-a-time tail. Normal draws times 8 reach
+    softplus's threshold and the far tails of exp and erf."""
+    spec = _spec(tmp_path, expression)
+    source = family_for(spec).render(EwParams(op="pointwise", threads=128, vec=4, ept=1),
+                                     "float32", SM90)
+    x = stored(np.random.default_rng(5).standard_normal((7, 301)) * 8, "float32")
+    (got,) = run(source, spec, "float32", {"B": 7, "D": 301}, {"x": x}, tmp_path).values()
+    want = evaluate(expression, torch.from_numpy(x)).numpy()
+    assert np.isfinite(want).all()
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5), float(np.abs(got - want).max())
 
 
 # ---- from a KernelBench problem ----

@@ -8,7 +8,8 @@ The binding is by order. gemm: the spec's first operand is A[M,K], its second B[
 output C[M,N]. softmax, gelu, silu: its one operand is X[M,N], its one output Y[M,N] (the
 softmax taken over the last dim). M, N and K are whatever size symbols the shapes use (one
 symbol may stand for several, as in a square matmul). Validation still runs the op's own
-reference, so a wrong claim costs failed candidates, never a wrong result.
+reference, so a wrong claim costs failed candidates, never a wrong result. A spec that says
+`pointwise: EXPR` (kgen.ops.pointwise) binds its operand and output as gelu's.
 """
 
 from __future__ import annotations
@@ -34,9 +35,20 @@ def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
             params: Sequence[Param] = ()) -> dict[str, str]:
     """The shipped op's tensor and size names -> this op's; ValueError naming the field when the
     tensors do not have the shipped op's form."""
-    if op not in _FORMS:
+    if op not in KNOWN:
         raise ValueError(f"field 'same_as': {op!r} is not an op kgen can bind to (known: "
                          f"{', '.join(KNOWN)})")
+    return _bind(op, tensors, sizes, params)
+
+
+def pointwise_binding(tensors: Sequence[Tensor], sizes: Sequence[str],
+                      params: Sequence[Param] = ()) -> dict[str, str]:
+    """The binding of a spec that says `pointwise: EXPR`; ValueError naming that field."""
+    return _bind(POINTWISE, tensors, sizes, params)
+
+
+def _bind(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
+          params: Sequence[Param]) -> dict[str, str]:
     operands = [t for t in tensors if t.role != "output"]
     outputs = [t for t in tensors if t.role == "output"]
     why = _mismatch(op, operands, outputs, set(sizes), params)
@@ -54,8 +66,11 @@ def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
 def spec_binding(spec: OpSpec) -> dict[str, str]:
     """The binding of a loaded spec (which was checked when it loaded); {} without same_as or
     pointwise."""
-    op = spec.same_as or (POINTWISE if spec.pointwise else "")
-    return binding(op, spec.tensors, spec.sizes, spec.params) if op else {}
+    if spec.same_as:
+        return binding(spec.same_as, spec.tensors, spec.sizes, spec.params)
+    if spec.pointwise:
+        return pointwise_binding(spec.tensors, spec.sizes, spec.params)
+    return {}
 
 
 def _mismatch(op: str, operands: list[Tensor], outputs: list[Tensor], sizes: set[str],

@@ -81,16 +81,13 @@ def _build(data: Any, folder: Path) -> OpSpec:
     checks.elements({t.name: t.shape for t in tensors}, test + bench, "sizes")
     same_as = fields.field(data, "same_as", str) if "same_as" in data else ""
     if same_as:
-        if same_as not in sameas.KNOWN:
-            raise ValueError(f"field 'same_as': {same_as!r} is not an op kgen can bind to "
-                             f"(known: {', '.join(sameas.KNOWN)})")
         sameas.binding(same_as, tensors, sizes, params)
-    elementwise = _pointwise(data, tensors, sizes, params, same_as)
+    expression = _pointwise(data, tensors, sizes, params, same_as)
     return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
                   _dtypes(data), reference, test, bench,
                   _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
                   folder, params, fields.checks(data.get("checks"), outputs),
-                  _baseline(data.get("baseline"), names), same_as, elementwise)
+                  _baseline(data.get("baseline"), names), same_as, expression)
 
 
 def _pointwise(data: dict[str, Any], tensors: list[Tensor], sizes: tuple[str, ...],
@@ -106,7 +103,7 @@ def _pointwise(data: dict[str, Any], tensors: list[Tensor], sizes: tuple[str, ..
         canonical = pointwise.check(text)
     except ValueError as exc:
         raise ValueError(f"field 'pointwise': {exc}") from exc
-    sameas.binding(sameas.POINTWISE, tensors, sizes, params)
+    sameas.pointwise_binding(tensors, sizes, params)
     return canonical
 
 

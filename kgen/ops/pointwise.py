@@ -22,15 +22,15 @@ from typing import Any
 
 from kgen.expr import MAX_DEPTH, MAX_LENGTH, MAX_NODES
 
-# name -> (argument count, how CUDA writes it)
-_FUNCS: dict[str, tuple[int, Callable[..., str]]] = {
+# name -> (argument count, how CUDA writes it; pow: _power, which needs its constant's value)
+_FUNCS: dict[str, tuple[int, Callable[..., str] | None]] = {
     "exp": (1, lambda a: f"expf({a})"), "log": (1, lambda a: f"logf({a})"),
     "log1p": (1, lambda a: f"log1pf({a})"), "expm1": (1, lambda a: f"expm1f({a})"),
     "tanh": (1, lambda a: f"tanhf({a})"), "erf": (1, lambda a: f"erff({a})"),
     "sigmoid": (1, lambda a: f"(1.f / (1.f + expf(-({a}))))"),
     "abs": (1, lambda a: f"fabsf({a})"), "sqrt": (1, lambda a: f"sqrtf({a})"),
     "rsqrt": (1, lambda a: f"rsqrtf({a})"), "max": (2, lambda a, b: f"fmaxf({a}, {b})"),
-    "min": (2, lambda a, b: f"fminf({a}, {b})"), "pow": (2, lambda a, c: f"powf({a}, {c})"),
+    "min": (2, lambda a, b: f"fminf({a}, {b})"), "pow": (2, None),
     "where": (3, lambda c, a, b: f"(({c}) ? ({a}) : ({b}))"),
 }
 FUNCTIONS = tuple(_FUNCS)
@@ -148,9 +148,10 @@ def _cuda(node: ast.AST) -> str:
         return (f"({_cuda(node.left)} {_COMPARE[type(node.ops[0])]} "
                 f"{_cuda(node.comparators[0])})")
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    if node.func.id == "pow":
+    write = _FUNCS[node.func.id][1]
+    if write is None:  # pow
         return _power(_cuda(node.args[0]), _constant(node.args[1], ""))
-    return _FUNCS[node.func.id][1](*(_cuda(a) for a in node.args))
+    return write(*(_cuda(a) for a in node.args))
 
 
 def _power(base: str, exponent: float) -> str:

@@ -113,6 +113,15 @@ class Baseline:
 
 
 @dataclass(frozen=True)
+class Reduction:
+    """`reduce: {op: sum, dim: 1}`: the op reduces its one operand over one dim
+    (kgen.ops.reduction); op "" is none."""
+
+    op: str = ""
+    dim: int = 0
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """Everything kgen knows about one op."""
 
@@ -136,6 +145,9 @@ class OpSpec:
     # Or: the op is Y = EXPR(X) element by element, over one operand and one output
     # (kgen.ops.pointwise), which the builtin author writes with its elementwise template.
     pointwise: str = ""
+    # Or: the op reduces its one operand over one dim (kgen.ops.reduction), which the builtin
+    # author writes with its dim-reduction template.
+    reduce: Reduction = field(default_factory=Reduction)
 
     def _role(self, role: str) -> tuple[Tensor, ...]:
         return tuple(t for t in self.tensors if t.role == role)
@@ -198,7 +210,8 @@ class OpSpec:
                 "bench_sizes": list(self.bench_sizes), "flops": self.flops, "bytes": self.bytes,
                 "folder": str(self.folder), "params": [asdict(p) for p in self.params],
                 "checks": list(self.checks), "baseline": asdict(self.baseline),
-                "same_as": self.same_as, "pointwise": self.pointwise}
+                "same_as": self.same_as, "pointwise": self.pointwise,
+                "reduce": asdict(self.reduce)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OpSpec:
@@ -209,4 +222,5 @@ class OpSpec:
                    tuple(data["bench_sizes"]), data["flops"], data["bytes"],
                    Path(data["folder"]), tuple(Param(**p) for p in data.get("params", ())),
                    tuple(data.get("checks", ())), Baseline(**data.get("baseline", {})),
-                   data.get("same_as", ""), data.get("pointwise", ""))
+                   data.get("same_as", ""), data.get("pointwise", ""),
+                   Reduction(**data.get("reduce", {})))

@@ -1,6 +1,7 @@
 """Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
 `same_as: gemm`), elementwise (gelu, silu, bias_relu; also any op whose spec says `pointwise:
-EXPR`), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm) and transpose.
+EXPR`), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm), transpose, and dimreduce (any
+op whose spec says `reduce: {op, dim}`).
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
@@ -18,9 +19,9 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from kgen.arch import Arch
-from kgen.author import costmodel, elementwise, memspace, rowwise, transpose
+from kgen.author import costmodel, dimreduce, elementwise, memspace, rowwise, transpose
 from kgen.author import space as gemm_space
-from kgen.ops import sameas
+from kgen.ops import reduction, sameas
 from kgen.spec import OpSpec
 
 KINDS: tuple[ModuleType, ...] = (elementwise, rowwise, transpose)
@@ -236,6 +237,74 @@ class BoundPointwise(BoundMem):
                              claim=f"pointwise: {self.spec.pointwise}")
 
 
+class BoundReduce:
+    """The dim-reduction template for an op whose spec says `reduce: {op, dim}` (a KernelBench
+    sum, mean, max, min, prod, argmax or argmin over one dim). Whether each output is a
+    contiguous row (the reduced dim is X's last) is fixed by the spec; the defaults and the cost
+    model are judged at the first bench size."""
+
+    name = dimreduce.TEMPLATE
+
+    def __init__(self, spec: OpSpec):
+        self.spec = spec
+        self.reduction, self.bound = reduction.bind(spec.reduce, spec.tensors, spec.sizes,
+                                                    spec.params)
+        self.op, self.rows = self.reduction.op, int(self.bound.rows)
+        at = (spec.bench_sizes or spec.test_sizes)[0]
+        self.extent = dimreduce.Extent.at(self.bound, spec.sizes_of(at))
+
+    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
+        ok = dtype in MEMORY_DTYPES and dtype in self.spec.dtypes
+        return (self.name,) if ok else ()
+
+    def alternative(self, arch: Arch, dtype: str, tried: set[str]) -> tuple[Any, str] | None:
+        return None  # one template
+
+    def _axes(self, dtype: str) -> dict[str, tuple[int, ...]]:
+        return dimreduce.axes(dtype, self.rows)
+
+    def _make(self, **values: int) -> Any:
+        return dimreduce.ReduceParams(self.op, self.rows, **values)
+
+    def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
+        if template not in self.templates(arch, dtype):
+            return []
+        return memspace.space(self._make, self._axes(dtype),
+                              lambda p: not self.problems(p, arch, dtype))
+
+    def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
+        p, why = dimreduce.first(arch, dtype, self.op, self.extent)
+        while self.problems(p, arch, dtype) and p.unroll > 1:
+            p = dataclasses.replace(p, unroll=p.unroll // 2)
+        e = self.extent
+        return p, (f"first candidate: the default of the {self.name} template for {self.op} in "
+                   f"{dtype} on {arch.name} at OUTER={e.outer} R={e.r} INNER={e.inner} (the "
+                   f"first bench size; {p.choices}): {why}")
+
+    def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]:
+        return dimreduce.problems(p, arch, dtype)
+
+    def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]:
+        return memspace.neighbours(p, self._axes(dtype),
+                                   lambda q: not self.problems(q, arch, dtype))
+
+    def registers(self, p: Any) -> int:
+        return dimreduce.registers(p)
+
+    def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
+        return dimreduce.estimate(p, arch, dtype, self.extent, reg_scale)
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        claim = f"reduce: {{op: {self.op}, dim: {self.reduction.dim}}}"
+        return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim)
+
+    def parse(self, text: str) -> Any | None:
+        p = memspace.parse_params(dimreduce.ReduceParams, dimreduce.TEMPLATE, text)
+        if p is None or p.op != self.op or p.rows != self.rows:
+            return None
+        return p
+
+
 GEMM = GemmFamily()
 WRITTEN_OPS: tuple[str, ...] = ("gemm",) + tuple(op for kind in KINDS for op in kind.OPS)
 
@@ -253,6 +322,8 @@ def family_for(spec: OpSpec | None) -> Family | None:
         return BoundMem(shipped, spec) if shipped is not None else None
     if spec.pointwise:
         return BoundPointwise(spec)
+    if spec.reduce.op:
+        return BoundReduce(spec)
     kind = _kind_of(spec.name)
     if kind is None or memspace.signature(spec) != kind.SIGNATURES[spec.name]:
         return None
@@ -266,8 +337,9 @@ def why_not(spec: OpSpec | None) -> str:
         return f"there is no op to write (the builtin author writes {written})"
     kind = _kind_of(spec.name)
     if kind is None:
-        return (f"the builtin author has no template for {spec.name} (it writes {written}, and "
-                "any elementwise op whose spec says `pointwise: EXPR`)")
+        return (f"the builtin author has no template for {spec.name} (it writes {written}, "
+                "any elementwise op whose spec says `pointwise: EXPR`, and any reduction over "
+                "one dim whose spec says `reduce: {op, dim}`)")
     sizes, tensors, params = kind.SIGNATURES[spec.name]
     want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
     return (f"the builtin author's {spec.name} template is for the shipped op ({want}"

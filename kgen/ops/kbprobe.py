@@ -10,7 +10,8 @@ are refused, each with a line saying what and why. It also notes whether forward
 one matrix product of its two inputs (`torch.matmul(A, B)`), or on its one 2-D input one
 softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a SiLU, which the
 spec then says with `same_as: gemm` (softmax, gelu, silu); else whether it is a chain of
-elementwise ops on that input, which the spec says as `pointwise: EXPR` (kgen.ops.pointwise).
+elementwise ops on that input, which the spec says as `pointwise: EXPR` (kgen.ops.pointwise),
+or one reduction of it over one dim, `reduce: {op: sum, dim: 1}` (kgen.ops.reduction).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kgen.ops import pointwise
+from kgen.ops import pointwise, reduction
 
 MARKER = "KGEN-PROBE"
 _RANDOM_NAMES = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
@@ -195,6 +196,7 @@ def probe(path: Path) -> dict[str, Any]:
             "constants": constants, "flops": int(counter.get_total_flops()),
             "same_as": same_as,
             "pointwise": "" if weights or same_as else _pointwise(calls, inputs, out),
+            "reduce": {} if weights else _reduce(calls, inputs, out),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
@@ -277,6 +279,23 @@ def _pointwise(calls: list[Call], inputs: list[Any], out: Any) -> str:
         return pointwise.check(known[id(out)]) if out.dtype == x.dtype else ""
     except ValueError:
         return ""
+
+
+def _reduce(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
+    """{op, dim} where forward is one reduction over one dim of its one floating input (2-D or
+    more), returning its result (the values of torch.max(x, dim)); else {}."""
+    if len(calls) != 1 or len(inputs) != 1:
+        return {}
+    func, args, kwargs, result = calls[0]
+    x = inputs[0]
+    values = result[0] if isinstance(result, (tuple, list)) else result
+    if (values is not out or not args or args[0] is not x or x.dim() < 2
+            or not x.dtype.is_floating_point):
+        return {}
+    found = reduction.from_aten(str(func).removeprefix("aten."), args, kwargs)
+    if found is None:
+        return {}
+    return {"op": found.op, "dim": found.dim % x.dim()}
 
 
 def _meta_failure(exc: Exception) -> str:

@@ -122,7 +122,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     `same_as: gemm` where forward is one matmul of its two inputs, `same_as: softmax` (with
     the row-sum check) where it is one softmax over the last dim of its input, `same_as: gelu`
     or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
-    EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise)."""
+    EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise), or
+    `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -164,6 +165,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
         same_as["same_as"] = shipped
     elif bindable and chain:
         same_as["pointwise"] = chain
+    elif data.get("reduce"):  # one input in the run dtype; argmax's int64 output is its own
+        same_as["reduce"] = data["reduce"]
     if same_as.get("same_as") == "softmax":
         same_as["checks"] = ["row_sums"]
     return {"name": op_name(path),

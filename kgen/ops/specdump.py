@@ -36,6 +36,8 @@ def spec_data(spec: OpSpec) -> dict[str, Any]:
         data["same_as"] = spec.same_as
     if spec.pointwise:
         data["pointwise"] = spec.pointwise
+    if spec.reduce.op:
+        data["reduce"] = {"op": spec.reduce.op, "dim": spec.reduce.dim}
     return data
 
 

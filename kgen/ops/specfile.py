@@ -2,7 +2,7 @@
 
 The schema (README "Op specs"): name, description, sizes, params, tensors (shape, role, dtype,
 init), dtypes, one of reference / reference_file / kernelbench, checks, test_sizes, bench_sizes,
-flops, bytes, baseline, same_as, pointwise. A bad spec is one UsageError naming the field.
+flops, bytes, baseline, same_as, pointwise, reduce. A bad spec is one UsageError naming the field.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import Any
 from kgen import expr
 from kgen.dtypes import DTYPES
 from kgen.errors import UsageError
-from kgen.ops import checks, fields, pointwise, sameas
+from kgen.ops import checks, fields, pointwise, reduction, sameas
 from kgen.ops.yamlload import load_yaml
 from kgen.paths import data_dir
 from kgen.refexpr import check as check_reference
-from kgen.spec import Baseline, OpSpec, Param, Tensor, Tolerance
+from kgen.spec import Baseline, OpSpec, Param, Reduction, Tensor, Tolerance
 
 TOP_KEYS = {"name", "description", "sizes", "params", "tensors", "dtypes", "reference",
             "reference_file", "kernelbench", "checks", "test_sizes", "bench_sizes", "flops",
-            "bytes", "baseline", "same_as", "pointwise"}
+            "bytes", "baseline", "same_as", "pointwise", "reduce"}
 
 
 def available_ops() -> list[str]:
@@ -79,32 +79,43 @@ def _build(data: Any, folder: Path) -> OpSpec:
                           "test_sizes", sizes, params)
     bench = fields.entries(fields.field(data, "bench_sizes", list), "bench_sizes", sizes, params)
     checks.elements({t.name: t.shape for t in tensors}, test + bench, "sizes")
+    claims = [k for k in ("same_as", "pointwise", "reduce") if k in data]
+    if len(claims) > 1:
+        raise ValueError(f"fields '{claims[0]}' and '{claims[1]}' both say what the op "
+                         "computes: give one")
     same_as = fields.field(data, "same_as", str) if "same_as" in data else ""
     if same_as:
         sameas.binding(same_as, tensors, sizes, params)
-    expression = _pointwise(data, tensors, sizes, params, same_as)
+    expression = _pointwise(data, tensors, sizes, params)
+    reduce = _reduce(data, tensors, sizes, params)
     return OpSpec(name, str(data.get("description", "")).strip(), sizes, tuple(tensors),
                   _dtypes(data), reference, test, bench,
                   _formula(data, "flops", symbols), _formula(data, "bytes", symbols | {"ELEM"}),
                   folder, params, fields.checks(data.get("checks"), outputs),
-                  _baseline(data.get("baseline"), names), same_as, expression)
+                  _baseline(data.get("baseline"), names), same_as, expression, reduce)
 
 
 def _pointwise(data: dict[str, Any], tensors: list[Tensor], sizes: tuple[str, ...],
-               params: tuple[Param, ...], same_as: str) -> str:
+               params: tuple[Param, ...]) -> str:
     """The `pointwise` expression in its canonical form, checked and bound; "" without one."""
     if "pointwise" not in data:
         return ""
     text = fields.field(data, "pointwise", str)
-    if same_as:
-        raise ValueError("fields 'same_as' and 'pointwise' both say what the op computes: give "
-                         "one")
     try:
         canonical = pointwise.check(text)
     except ValueError as exc:
         raise ValueError(f"field 'pointwise': {exc}") from exc
     sameas.pointwise_binding(tensors, sizes, params)
     return canonical
+
+
+def _reduce(data: dict[str, Any], tensors: list[Tensor], sizes: tuple[str, ...],
+            params: tuple[Param, ...]) -> Reduction:
+    """The `reduce` field, checked and bound, its dim made non-negative; none without one."""
+    if "reduce" not in data:
+        return Reduction()
+    found, _ = reduction.bind(reduction.parse(data["reduce"]), tensors, sizes, params)
+    return found
 
 
 def _dtypes(data: dict[str, Any]) -> dict[str, Tolerance]:

@@ -1,0 +1,212 @@
+// Builtin author template: one reduction of X over one dim, float32 math for every dtype. X is, in
+// memory, [OUTER, R, INNER] (OUTER: the product of the dims before the reduced one, INNER: of
+// those after); Y is [OUTER, INNER]. KGEN_OP 0: sum; 1: mean; 2: max; 3: min; 4: prod (each in
+// T); 5: argmax; 6: argmin (int64, the first index on ties, 0 for a row with no number).
+// Two layouts, fixed per op by where the reduced dim is:
+//   ROWS 0 (the reduced dim is not X's last): TX threads side by side along INNER, each owning
+//   VEC adjacent columns (read as one access: consecutive threads, consecutive bytes), and TY
+//   threads splitting R between them, combined through shared memory. A block covers
+//   TX * VEC columns of one OUTER index: grid = OUTER * cdiv(INNER, TX * VEC).
+//   ROWS 1 (the reduced dim is X's last: each output is a contiguous row of R): TX threads
+//   (whole warps) per row, reading VEC elements per access; TY rows per block; warp shuffles,
+//   then shared memory between the warps of a row. grid = cdiv(OUTER, TY).
+// UNROLL accesses per thread are issued before any is used (loads in flight); HINT 1 reads X
+// evict-first (__ldcs: each element is used once). The vector path needs the contiguous extent
+// (INNER, or R for ROWS 1) to be a multiple of VEC and X aligned to the access; otherwise the
+// same code reads one element at a time. Max and min use fmaxf/fminf (a NaN is skipped, not
+// propagated). Any sizes.
+// Launch: grid as above, block=(TX*TY) smem=0 args=(X, Y, the sizes in DIMS).
+// ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
+typedef float T;
+#define KGEN_OP 0
+constexpr int TX = 32, TY = 8, VEC = 4, UNROLL = 4, ROWS = 0, HINT = 0, MIN_BLOCKS = 4;
+// X's sizes as kernel arguments, and OUTER, R and INNER over them
+#define DIMS int d_B, int d_R, int d_C
+#define OUTER ((long long)(d_B))
+#define RLEN (d_R)
+#define INNER (d_C)
+// ---- kgen:params end ----
+#include "memops.cuh"
+
+constexpr unsigned FULL = 0xffffffffu;
+#if KGEN_OP >= 5
+typedef long long Out;
+#else
+typedef T Out;
+#endif
+
+// One output's running state: the value so far and, for argmax/argmin, where it was found.
+// `add` takes the element at index r of the reduced dim (each thread visits its indices in
+// increasing order, so a strict comparison keeps its first extreme); `with` combines two states
+// (the smaller index wins a tie: the first extreme of the whole row).
+struct State {
+  float v;
+  int i;
+  static __device__ State none() {
+#if KGEN_OP <= 1
+    return {0.f, 0};
+#elif KGEN_OP == 2 || KGEN_OP == 5
+    return {-INFINITY, 0x7fffffff};
+#elif KGEN_OP == 3 || KGEN_OP == 6
+    return {INFINITY, 0x7fffffff};
+#else
+    return {1.f, 0};
+#endif
+  }
+  __device__ __forceinline__ void add(float x, int r) {
+#if KGEN_OP <= 1
+    v += x;
+#elif KGEN_OP == 2
+    v = fmaxf(v, x);
+#elif KGEN_OP == 3
+    v = fminf(v, x);
+#elif KGEN_OP == 4
+    v *= x;
+#elif KGEN_OP == 5
+    if (x > v) v = x, i = r;
+#else
+    if (x < v) v = x, i = r;
+#endif
+  }
+  __device__ __forceinline__ State with(State o) const {
+#if KGEN_OP <= 1
+    return {v + o.v, 0};
+#elif KGEN_OP == 2
+    return {fmaxf(v, o.v), 0};
+#elif KGEN_OP == 3
+    return {fminf(v, o.v), 0};
+#elif KGEN_OP == 4
+    return {v * o.v, 0};
+#elif KGEN_OP == 5
+    return (o.v > v || (o.v == v && o.i < i)) ? o : *this;
+#else
+    return (o.v < v || (o.v == v && o.i < i)) ? o : *this;
+#endif
+  }
+  __device__ __forceinline__ State shfl(int o) const {
+    return {__shfl_xor_sync(FULL, v, o), __shfl_xor_sync(FULL, i, o)};
+  }
+  // The output for a reduced dim of n elements.
+  __device__ __forceinline__ Out result(int n) const {
+#if KGEN_OP == 1
+    return from_f<T>(v / (float)n);
+#elif KGEN_OP >= 5
+    return i < n ? i : 0;
+#else
+    return from_f<T>(v);
+#endif
+  }
+};
+
+// ROWS 0: this thread's VEC columns c0.. of OUTER index o, its share of R (r = ty, ty + TY, ...).
+// Each of UNROLL accesses is issued before any is added.
+template <bool FAST>
+__device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict__ Y,
+                                        long long outer, int R, int inner, State* red) {
+  constexpr int SPAN = TX * VEC;  // columns per block
+  const int tiles = (inner + SPAN - 1) / SPAN;
+  const long long o = blockIdx.x / tiles;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const int c0 = (int)(blockIdx.x % tiles) * SPAN + tx * VEC;
+  const bool live = c0 < inner;
+  const T* x = X + (size_t)o * R * inner + (live ? c0 : 0);
+  State s[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) s[k] = State::none();
+  for (int r0 = ty; r0 < R; r0 += TY * UNROLL) {
+    float f[UNROLL][VEC];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int r = r0 + u * TY;
+      if (!live || r >= R) continue;
+      const T* p = x + (size_t)r * inner;
+      if constexpr (FAST) {
+        load_vec<VEC, HINT>(p, f[u]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) f[u][k] = c0 + k < inner ? to_f(ld<HINT>(p + k)) : 0.f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int r = r0 + u * TY;
+      if (!live || r >= R) continue;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) s[k].add(f[u][k], r);
+    }
+  }
+  if constexpr (TY > 1) {  // rows ty > 0 hand their states to row 0: [TY-1][VEC][TX], no conflicts
+    if (ty > 0) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) red[((ty - 1) * VEC + k) * TX + tx] = s[k];
+    }
+    __syncthreads();
+    if (ty > 0) return;
+    for (int j = 0; j < TY - 1; ++j) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) s[k] = s[k].with(red[(j * VEC + k) * TX + tx]);
+    }
+  }
+  Out* y = Y + (size_t)o * inner;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k)
+    if (c0 + k < inner) y[c0 + k] = s[k].result(R);
+}
+
+// ROWS 1: row o = blockIdx.x * TY + ty, its accesses tx, tx + TX, ... of V elements each.
+template <int V>
+__device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ Y,
+                                     long long outer, int R, State* red) {
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const long long o = (long long)blockIdx.x * TY + ty;
+  const bool live = o < outer;
+  const T* x = X + (size_t)(live ? o : 0) * R;
+  const int nv = R / V;  // accesses in the row
+  State s = State::none();
+  for (int i0 = tx; i0 < nv; i0 += TX * UNROLL) {
+    float f[UNROLL][V];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = i0 + u * TX;
+      if (live && i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = i0 + u * TX;
+      if (!live || i >= nv) continue;
+#pragma unroll
+      for (int k = 0; k < V; ++k) s.add(f[u][k], i * V + k);
+    }
+  }
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) s = s.with(s.shfl(d));
+  if constexpr (TX > 32) {  // the row's warps meet in shared memory; its first thread combines
+    constexpr int WARPS = TX / 32;
+    if ((tx & 31) == 0) red[ty * WARPS + (tx >> 5)] = s;
+    __syncthreads();
+    if (tx == 0)
+      for (int j = 1; j < WARPS; ++j) s = s.with(red[ty * WARPS + j]);
+  }
+  if (live && tx == 0) Y[o] = s.result(R);
+}
+
+extern "C" __global__ void __launch_bounds__(TX * TY, MIN_BLOCKS)
+    KGEN_KERNEL(const T* __restrict__ X, Out* __restrict__ Y, DIMS) {
+  const long long outer = OUTER;
+  const int R = RLEN, inner = INNER;
+  // one buffer for both paths: the states handed over between threads (see columns and rows)
+  constexpr int SLOTS = ROWS ? TY * (TX / 32) : (TY - 1) * VEC * TX;
+  __shared__ State red[SLOTS > 1 ? SLOTS : 1];
+  const bool fast = (ROWS ? R : inner) % VEC == 0 && aligned_to(X, VEC * (int)sizeof(T));
+  if constexpr (ROWS) {
+    if (fast)
+      rows<VEC>(X, Y, outer, R, red);
+    else
+      rows<1>(X, Y, outer, R, red);
+  } else {
+    if (fast)
+      columns<true>(X, Y, outer, R, inner, red);
+    else
+      columns<false>(X, Y, outer, R, inner, red);
+  }
+}

@@ -1,0 +1,241 @@
+"""`reduce: {op, dim}`: the field in a spec file (one error naming it, bound to X's shape); the
+dim-reduction template computes each op in both layouts (on the CPU emulator, against numpy in
+float64, ties and sizes that are not multiples of any vector or block included) and compiles with
+nvcc in every dtype; a KernelBench forward that is one reduction of its input over one dim gets
+the field; the builtin author writes such a problem with the template."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from emulate import HAVE_GXX, run, stored
+
+from kgen.arch import parse_arch
+from kgen.author import dimreduce
+from kgen.author.dimreduce import ReduceParams
+from kgen.author.families import BoundReduce, family_for
+from kgen.cli import main
+from kgen.compile import compile_source
+from kgen.errors import UsageError
+from kgen.loop.candidate import parse_contract
+from kgen.ops import build_spec, load_op, spec_yaml
+from kgen.ops.kernelbench import load_problem
+from kgen.ops.reduction import OPS, from_aten
+from kgen.spec import Reduction
+
+DATA = Path(__file__).parent / "data" / "kernelbench"
+SM90 = parse_arch("sm_90", check_nvcc=False)
+NUMPY = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+         "argmax": np.argmax, "argmin": np.argmin}  # argmax/argmin: the first index on ties
+
+
+def _spec(tmp_path, op: str = "sum", dim: int = 1, dtype: str = "float32", keep: bool = False,
+          **extra):
+    """X[B, R, C] reduced over `dim` (negative counts from the end)."""
+    shape = ["B", "R", "C"]
+    kept = list(shape)
+    if keep:
+        kept[dim] = "1"
+    else:
+        del kept[dim]
+    out: dict = {"shape": kept, "role": "output"}
+    if op in ("argmax", "argmin"):
+        out["dtype"] = "int64"
+    reference = "float64" if dtype == "float32" else "float32"
+    torch_name = {"max": "amax", "min": "amin"}.get(op, op)
+    data = {"name": "red", "sizes": ["B", "R", "C"],
+            "reference": f"torch.{torch_name}(x, dim={dim}, keepdim={keep})",
+            "flops": "B * R * C", "bytes": "B * R * C * ELEM",
+            "tensors": {"x": {"shape": shape, "role": "input"}, "out": out},
+            "dtypes": {dtype: {"reference": reference, "atol": 1e-5, "rtol": 1e-5}},
+            "test_sizes": [{"B": 3, "R": 5, "C": 7}], "bench_sizes": [{"B": 16, "R": 256,
+                                                                       "C": 1024}],
+            "reduce": {"op": op, "dim": dim}}
+    data.update(extra)
+    return build_spec(data, tmp_path, "red.yaml")
+
+
+# ---- the field ----
+
+def test_a_spec_says_reduce_and_it_binds_x_around_the_dim(tmp_path):
+    spec = _spec(tmp_path, "argmin", -1, keep=True)
+    assert spec.reduce == Reduction("argmin", 2)  # the dim made non-negative
+    family = family_for(spec)
+    assert isinstance(family, BoundReduce) and family.rows == 1
+    assert (family.bound.outer, family.bound.r, family.bound.inner) == (("B", "R"), "C", ())
+    assert "reduce: {op: argmin, dim: 2}" in spec_yaml(spec)
+    again = tmp_path / "again.yaml"
+    again.write_text(spec_yaml(spec))
+    assert load_op(path=again).reduce == Reduction("argmin", 2)
+    assert family_for(_spec(tmp_path, "sum", 0)).bound.inner == ("R", "C")
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"reduce": {"op": "median", "dim": 1}}, "field 'reduce.op': 'median' is not a reduction"),
+    ({"reduce": {"op": "sum"}}, "field 'reduce' should be a mapping with op and dim"),
+    ({"reduce": {"op": "sum", "dim": "1"}}, "field 'reduce.dim' should be an integer"),
+    ({"reduce": {"op": "sum", "dim": 3}}, "dim 3 is out of range for x's 3 dims"),
+    ({"pointwise": "x"}, "fields 'pointwise' and 'reduce' both say"),
+    ({"tensors": {"x": {"shape": ["B", "R", "C"], "role": "input"},
+                  "out": {"shape": ["B", "R"], "role": "output"}}},
+     "out[B,R] is not x[B,R,C] without dim 1"),
+    ({"tensors": {"x": {"shape": ["B", "R", "C"], "role": "input"},
+                  "out": {"shape": ["B", "C"], "role": "output", "dtype": "int64"}}},
+     "sum gives the run dtype, and out has dtype int64"),
+])
+def test_a_bad_reduce_field_is_one_error_naming_it(tmp_path, extra, words):
+    with pytest.raises(UsageError) as caught:
+        _spec(tmp_path, **extra)
+    assert words in str(caught.value)
+
+
+def test_argmax_needs_int64_indices(tmp_path):
+    with pytest.raises(UsageError, match="argmax gives int64, and out has the run dtype"):
+        _spec(tmp_path, tensors={"x": {"shape": ["B", "R", "C"], "role": "input"},
+                                 "out": {"shape": ["B", "C"], "role": "output"}},
+              reduce={"op": "argmax", "dim": 1})
+
+
+def test_the_aten_calls_of_torch_reductions_map_to_one_op_and_dim():
+    assert from_aten("sum.dim_IntList", ["x", [1]], {}) == Reduction("sum", 1)
+    assert from_aten("max.dim", ["x", -1, True], {}) == Reduction("max", -1)
+    assert from_aten("amin.default", ["x", [0]], {}) == Reduction("min", 0)
+    assert from_aten("argmax.default", ["x", 2], {}) == Reduction("argmax", 2)
+    assert from_aten("sum.dim_IntList", ["x", [1, 2]], {}) is None  # several dims
+    assert from_aten("argmax.default", ["x"], {}) is None  # all of them
+    assert from_aten("sum.dim_IntList", ["x", [1]], {"dtype": "float64"}) is None
+    assert from_aten("linalg_vector_norm.default", ["x", 2, [1]], {}) is None
+
+
+# ---- the template ----
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_every_op_compiles_in_both_layouts(tmp_path, dtype):
+    for op in OPS:
+        for dim in (1, 2):
+            spec = _spec(tmp_path, op, dim, dtype)
+            family = family_for(spec)
+            p, _ = family.first(SM90, dtype)
+            source = family.render(p, dtype, SM90)
+            result = compile_source(source, parse_arch("sm_90"))
+            assert result.ok, (op, dim, result.summary)
+            contract, problems = parse_contract(source, spec)
+            assert problems == () and contract.op == "red", problems
+            assert contract.launches[0].args == ("x", "out", "B", "R", "C")
+
+
+def _emulated():
+    """(op, dim, params, sizes): both layouts, several threads sharing each output (shared
+    memory), the vector path and the one-element path (C or R not a multiple of vec)."""
+    cases = []
+    for i, op in enumerate(OPS):
+        cases.append((op, 1, ReduceParams(op, 0, 16, 4, 4, 2), {"B": 3, "R": 37, "C": 70}))
+        cases.append((op, 2, ReduceParams(op, 1, 64, 2, 4, 2), {"B": 2, "R": 3, "C": 301}))
+        if i == 0:
+            cases.append((op, 1, ReduceParams(op, 0, 32, 2, 2, 1), {"B": 2, "R": 9, "C": 71}))
+            cases.append((op, 0, ReduceParams(op, 0, 16, 1, 4, 4), {"B": 13, "R": 2, "C": 8}))
+            cases.append((op, 2, ReduceParams(op, 1, 32, 4, 4, 4), {"B": 1, "R": 5, "C": 256}))
+    return [pytest.param(*case, marks=[pytest.mark.slow] if k > 2 else [])
+            for k, case in enumerate(cases)]
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("op, dim, p, sizes", _emulated())
+def test_the_rendered_kernel_reduces_over_the_dim_on_the_emulator(tmp_path, op, dim, p, sizes):
+    """Values rounded to halves, so sums are exact and argmax/argmin meet ties (the first index
+    wins, as numpy and torch choose); prod's factors near 1."""
+    spec = _spec(tmp_path, op, dim, bench_sizes=[sizes])
+    source = family_for(spec).render(p, "float32", SM90)
+    rng = np.random.default_rng(len(op) * 100 + dim)
+    shape = (sizes["B"], sizes["R"], sizes["C"])
+    x = np.round(rng.standard_normal(shape) * 4) / 2
+    if op == "prod":
+        x = 1 + rng.standard_normal(shape) / 8
+    x = stored(x, "float32")
+    (got,) = run(source, spec, "float32", sizes, {"x": x}, tmp_path).values()
+    want = NUMPY[op](x, axis=dim)
+    if op.startswith("arg"):
+        assert (got == want).all(), np.argwhere(got != want)[:5]
+    else:
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-5), float(np.abs(got - want).max())
+
+
+def test_the_space_holds_only_runnable_configurations_in_the_spec_layout(tmp_path):
+    """The search's space holds only configurations the template can run; the layout is the
+    spec's, never searched."""
+    family = family_for(_spec(tmp_path, "max", 1))
+    space = family.space(SM90, "float32", "dimreduce")
+    assert space and all(p.rows == 0 and not dimreduce.problems(p, SM90, "float32")
+                         for p in space)
+    assert all(q.rows == 0 for p in space[:20] for q in family.neighbours(p, SM90, "float32"))
+    assert family.parse(space[3].choices) == space[3]
+    assert family.parse(space[3].choices.replace("rows=0", "rows=1")) is None
+    too_big = ReduceParams("max", 0, 128, 8, 8, 1)  # 7 x 8 x 128 states of 8 bytes: 56 KiB
+    assert any("shared memory" in p for p in dimreduce.problems(too_big, SM90, "float16"))
+
+
+# ---- from a KernelBench problem ----
+
+PROBLEMS = {  # problem file -> the reduction its probe finds, and whether each output is a row
+    "l1_sum_dim": (Reduction("sum", 1), 0),
+    "l1_argmax": (Reduction("argmax", 1), 0),
+    "l1_mean_dim": (Reduction("mean", 1), 0),
+    "l1_min_dim": (Reduction("min", 2), 1),
+    "l1_prod_dim": (Reduction("prod", 1), 0),
+    "l1_argmin_dim0": (Reduction("argmin", 0), 0),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if i else [])
+                                  for i, n in enumerate(PROBLEMS)])
+def test_each_reduction_problem_gets_the_field(name):
+    """Each probe is a subprocess importing torch (seconds), so all but the first are slow."""
+    spec = load_problem(DATA / f"{name}.py")
+    reduction, rows = PROBLEMS[name]
+    assert spec.reduce == reduction and spec.pointwise == "" and spec.same_as == ""
+    family = family_for(spec)
+    assert isinstance(family, BoundReduce) and family.rows == rows
+
+
+@pytest.mark.slow
+def test_which_forwards_become_a_reduction(tmp_path):
+    """One reduction of the input over one dim, keepdim or not, any spelling; several dims, a
+    dtype= conversion, both outputs of torch.max, or a reduction followed by more work do not."""
+    text = (DATA / "l1_mean_dim.py").read_text()
+    cases = {
+        "torch.amax(x, dim=-1, keepdim=True)": Reduction("max", 2),
+        "x.sum(0)": Reduction("sum", 0),
+        "torch.max(x, 1).values": Reduction("max", 1),
+        "x.sum(dim=(1, 2))": Reduction(),
+        "x.sum(dim=1, dtype=torch.float64)": Reduction(),
+        "torch.max(x, 1)": Reduction(),
+        "x.sum(dim=1) * 2": Reduction(),
+    }
+    problem = tmp_path / "other.py"
+    for forward, expected in cases.items():
+        problem.write_text(text.replace("x.mean(dim=1)", forward))
+        assert load_problem(problem).reduce == expected, forward
+
+
+def test_the_builtin_author_writes_a_reduction_problem_with_the_template(tmp_path):
+    """Offline: the template bound to the problem's names, compiled; model_new.py launches it
+    by them."""
+    path = DATA / "l1_argmin_dim0.py"
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(path), "--arch", "sm_90", "--no-gpu", "--rounds", "1",
+        "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ok"] and not summary["validated"]
+    best = Path(summary["best"]).read_text()
+    assert "template=dimreduce op=argmin rows=0" in best
+    assert "#define OUTER ((long long)(1))" in best and "#define RLEN (d_rows)" in best
+    contract, problems = parse_contract(best, load_problem(path))
+    assert problems == () and contract.op == "l1_argmin_dim0"
+    assert contract.launches[0].args == ("x", "out", "rows", "cols")
+    assert "'x', 'out', 'rows', 'cols'" in (tmp_path / "run" / "model_new.py").read_text()

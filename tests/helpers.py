@@ -48,3 +48,21 @@ def close_gpu_workers() -> None:
     if _POOL is not None:
         _POOL.close()
         _POOL = None
+
+
+def builtin_best_offline(problem: Path, out: Path) -> str:
+    """`kgen generate --kernelbench PROBLEM --no-gpu` with the builtin author, one round, for
+    sm_90: the kept (compiled, not validated) kernel's source."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kgen.cli import main
+
+    result = CliRunner().invoke(main, [
+        "generate", "--kernelbench", str(problem), "--arch", "sm_90", "--no-gpu", "--rounds", "1",
+        "--out", str(out), "--json"], env={"KGEN_MODEL": ""})
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["ok"] and not summary["validated"]
+    return Path(summary["best"]).read_text()

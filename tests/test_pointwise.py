@@ -8,19 +8,17 @@ elementwise template."""
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from click.testing import CliRunner
 from emulate import HAVE_GXX, run, stored
+from helpers import builtin_best_offline
 
 from kgen.arch import parse_arch
 from kgen.author.elementwise import EwParams
 from kgen.author.families import BoundPointwise, family_for
-from kgen.cli import main
 from kgen.compile import compile_source
 from kgen.errors import UsageError
 from kgen.loop.candidate import parse_contract
@@ -281,13 +279,7 @@ def test_the_builtin_author_writes_an_activation_problem_with_the_elementwise_te
     """Offline: the problem's expression in the elementwise template, compiled, its contract
     bound to the problem's names; model_new.py launches it by them."""
     path = DATA / "l1_leaky_relu.py"
-    result = CliRunner().invoke(main, [
-        "generate", "--kernelbench", str(path), "--arch", "sm_90", "--no-gpu", "--rounds", "1",
-        "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert summary["ok"] and not summary["validated"]
-    best = Path(summary["best"]).read_text()
+    best = builtin_best_offline(path, tmp_path / "run")
     assert "template=elementwise op=pointwise" in best
     assert "#define KGEN_EXPR ((((x > 0.0f)) ? (x) : ((0.05f * x))))" in best
     contract, problems = parse_contract(best, load_problem(path))

@@ -6,19 +6,17 @@ the field; the builtin author writes such a problem with the template."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from emulate import HAVE_GXX, run, stored
+from helpers import builtin_best_offline
 
 from kgen.arch import parse_arch
 from kgen.author import dimreduce
 from kgen.author.dimreduce import ReduceParams
 from kgen.author.families import BoundReduce, family_for
-from kgen.cli import main
 from kgen.compile import compile_source
 from kgen.errors import UsageError
 from kgen.loop.candidate import parse_contract
@@ -226,13 +224,7 @@ def test_the_builtin_author_writes_a_reduction_problem_with_the_template(tmp_pat
     """Offline: the template bound to the problem's names, compiled; model_new.py launches it
     by them."""
     path = DATA / "l1_argmin_dim0.py"
-    result = CliRunner().invoke(main, [
-        "generate", "--kernelbench", str(path), "--arch", "sm_90", "--no-gpu", "--rounds", "1",
-        "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout.strip().splitlines()[-1])
-    assert summary["ok"] and not summary["validated"]
-    best = Path(summary["best"]).read_text()
+    best = builtin_best_offline(path, tmp_path / "run")
     assert "template=dimreduce op=argmin rows=0" in best
     assert "#define OUTER ((long long)(1))" in best and "#define RLEN (d_rows)" in best
     contract, problems = parse_contract(best, load_problem(path))

@@ -141,11 +141,14 @@ def first(arch: Arch, dtype: str, op: str, e: Extent) -> tuple[ReduceParams, str
     ty = max(1, 256 // tx)
     while blocks < sms and tx * ty < 1024 and ty * 2 * 4 <= e.r:
         ty *= 2  # few blocks: more threads per block share each column's R
-    p = ReduceParams(op, 0, tx, ty, vec, 4, 0)
+    # At least 32 bytes of loads in flight per thread (8 when accesses are single floats), and 8
+    # accesses when there are fewer blocks than SMs (each SM has one block to keep DRAM busy)
+    unroll = 8 if (blocks < sms or vec * size < 8) and e.r >= 8 * ty else 4
+    p = ReduceParams(op, 0, tx, ty, vec, unroll, 0)
     return p, (f"the reduced dim (R = {e.r}) is strided by INNER = {e.inner}: {tx} threads "
                f"side by side along INNER, {vec} column(s) each, so a warp reads consecutive "
                f"bytes; {blocks} blocks of {tx * vec} columns for {sms} SMs; {ty} threads "
-               "split each column's R, 4 accesses in flight each")
+               f"split each column's R, {unroll} accesses in flight each")
 
 
 def estimate(p: ReduceParams, arch: Arch, dtype: str, e: Extent, reg_scale: float = 1.0

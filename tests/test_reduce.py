@@ -72,6 +72,21 @@ def test_a_spec_says_reduce_and_it_binds_x_around_the_dim(tmp_path):
     assert family_for(_spec(tmp_path, "sum", 0)).bound.inner == ("R", "C")
 
 
+def test_a_size_used_twice_is_one_argument_and_a_number_is_written_in(tmp_path):
+    """X[N, 3, N] over dim 0: the kernel takes N once; R is N, INNER is 3 * N."""
+    spec = _spec(tmp_path, "max", 0, sizes=["N"], test_sizes=[{"N": 5}],
+                 bench_sizes=[{"N": 64}], flops="N", bytes="N * ELEM",
+                 tensors={"x": {"shape": ["N", "3", "N"], "role": "input"},
+                          "out": {"shape": ["3", "N"], "role": "output"}})
+    family = family_for(spec)
+    assert family.extent == dimreduce.Extent(1, 64, 192)
+    source = family.render(ReduceParams("max", 0, 32, 4, 2, 2), "float32", SM90)
+    assert "#define DIMS int d_N\n" in source and "#define INNER (3 * d_N)" in source
+    contract, problems = parse_contract(source, spec)
+    assert problems == () and contract.launches[0].args == ("x", "out", "N")
+    assert contract.launches[0].grid == ("1 * cdiv(3 * N, 64)",)
+
+
 @pytest.mark.parametrize("extra, words", [
     ({"reduce": {"op": "median", "dim": 1}}, "field 'reduce.op': 'median' is not a reduction"),
     ({"reduce": {"op": "sum"}}, "field 'reduce' should be a mapping with op and dim"),

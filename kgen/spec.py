@@ -19,7 +19,9 @@ ROLES = ("input", "weight", "output")  # weight: a model parameter the kernel on
 DISTS = {"uniform": ("low", "high"), "normal": ("mean", "std"), "randint": ("low", "high")}
 PARAM_DTYPES = ("float32", "float64", "int32", "int64")
 CHECKS = {"row_sums": "every row (last dim) of the first output sums to 1, within the output "
-                      "dtype's rounding (2 eps, at least 1e-4) and never looser than atol + rtol"}
+                      "dtype's rounding (2 eps, at least 1e-4) and never looser than atol + rtol",
+          "log_row_sums": "the exp of every row (last dim) of the first output sums to 1 (rows "
+                          "of log-probabilities), within the same tolerance as row_sums"}
 REFERENCE_KINDS = ("expression", "file", "kernelbench")
 Entry = dict[str, Any]  # size symbols -> int, and any parameter overrides -> their values
 

@@ -248,15 +248,18 @@ def relative_error(out: Any, ref: Any) -> float | None:
     return float(torch.linalg.vector_norm(out64 - ref64)) / norm
 
 
-def row_sums_problem(out: Any, tolerance: float) -> str:
-    """Words for rows (along the last dim) whose sum is not 1, or "" when every row sums to 1."""
+def row_sums_problem(out: Any, tolerance: float, log: bool = False) -> str:
+    """Words for rows (along the last dim) whose sum is not 1, or "" when every row sums to 1;
+    with `log`, rows of log-probabilities: the sum of their exps."""
     import torch
 
-    sums = out.to(torch.float64).reshape(-1, out.shape[-1]).sum(dim=-1)
+    rows = out.to(torch.float64).reshape(-1, out.shape[-1])
+    sums = (rows.exp() if log else rows).sum(dim=-1)
     bad = ((sums - 1).abs() > tolerance) | ~torch.isfinite(sums)
     count = int(bad.sum())
     if not count:
         return ""
     first = int(bad.nonzero()[0])
-    return (f"{count} of {sums.numel()} rows do not sum to 1 (row {first} sums to "
-            f"{float(sums[first]):.6g}; tolerance {tolerance:g}): normalize every row")
+    what = "rows' exps do not sum to 1 (the exps of row" if log else "rows do not sum to 1 (row"
+    return (f"{count} of {sums.numel()} {what} {first} sum to {float(sums[first]):.6g}; "
+            f"tolerance {tolerance:g}): normalize every row")

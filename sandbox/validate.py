@@ -169,10 +169,12 @@ def check_after_run(spec: OpSpec, dtype: str, sizes: Entry, buffers: dict[str, B
         if not mismatch.ok:
             raise Rejected("wrong", f"{where}: {mismatch.text(name)}{own}")
         _check_relative(out, ref, name, max(tol.rtol, RELATIVE_FLOOR), where)
-    if "row_sums" in spec.checks:
+    for check in ("row_sums", "log_row_sums"):
+        if check not in spec.checks:
+            continue
         first = spec.outputs[0].name
-        problem = row_sums_problem(buffers[first].data, row_tolerance(buffers[first].data,
-                                                                      tol.atol + tol.rtol))
+        problem = row_sums_problem(buffers[first].data, row_tolerance(
+            buffers[first].data, tol.atol + tol.rtol), log=check == "log_row_sums")
         if problem:
             raise Rejected("wrong", f"{where}: {first}: {problem}")
 

@@ -33,6 +33,9 @@ def reference(op: str, x: dict[str, np.ndarray], eps: float = 0.0) -> np.ndarray
     if op == "softmax":
         e = np.exp(X - X.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
+    if op == "log_softmax":
+        m = X.max(axis=-1, keepdims=True)
+        return X - m - np.log(np.exp(X - m).sum(axis=-1, keepdims=True))
     if op == "layernorm":
         mean = X.mean(axis=-1, keepdims=True)
         var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)

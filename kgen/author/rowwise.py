@@ -1,5 +1,6 @@
 """The row-wise template's parameters and rendering (the CUDA is templates/rowwise.cu): sum, max,
-argmax (int64, first index on ties), softmax, layernorm and rmsnorm over the last dim of X[M,N].
+argmax (int64, first index on ties), softmax, log_softmax, layernorm and rmsnorm over the last dim
+of X[M,N].
 
 Parameters: tpr threads per row (32: a warp per row; more: the block's warps share it through
 shared memory); rpb rows per block; vec elements per access (16 bytes at most); cache accesses a
@@ -24,10 +25,11 @@ from kgen.author.common import contract_header, fill
 from kgen.dtypes import DTYPES
 
 TEMPLATE = "rowwise"
-OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm": 5}
+OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm": 5,
+       "log_softmax": 6}
 REDUCTIONS = ("sum", "max", "argmax")  # one pass, one value per row
-ONLINE_OPS = ("softmax", "layernorm")  # where one-pass statistics differ from two passes
-REREAD_OPS = ("softmax", "layernorm", "rmsnorm")  # a streamed row is read again for the output
+ONLINE_OPS = ("softmax", "log_softmax", "layernorm")  # one-pass statistics differ from two passes
+REREAD_OPS = ("softmax", "log_softmax", "layernorm", "rmsnorm")  # a streamed row is read again
 _X = ("X", "input", memspace.MN, None)
 _Y = ("Y", "output", memspace.MN, None)
 _W = ("weight", "weight", ("N",), None)
@@ -36,11 +38,12 @@ SIGNATURES = {
     "max": (memspace.MN, (_X, ("Y", "output", ("M",), None)), ()),
     "argmax": (memspace.MN, (_X, ("I", "output", ("M",), "int64")), ()),
     "softmax": (memspace.MN, (_X, _Y), ()),
+    "log_softmax": (memspace.MN, (_X, _Y), ()),
     "layernorm": (memspace.MN, (_X, _W, ("bias", "weight", ("N",), None), _Y), ("eps",)),
     "rmsnorm": (memspace.MN, (_X, _W, _Y), ("eps",)),
 }
 ARGS = {"sum": "X, Y, M, N", "max": "X, Y, M, N", "argmax": "X, I, M, N",
-        "softmax": "X, Y, M, N", "layernorm": "X, weight, bias, Y, M, N, eps",
+        "softmax": "X, Y, M, N", "log_softmax": "X, Y, M, N", "layernorm": "X, weight, bias, Y, M, N, eps",
         "rmsnorm": "X, weight, Y, M, N, eps"}
 # Napkin registers: a base per op plus the cached values (at least 3 per access: each keeps its
 # own address and guard) plus a quarter of the values. ptxas 13.0 on sm_90 without a cap, 256
@@ -49,7 +52,8 @@ ARGS = {"sum": "X, Y, M, N", "max": "X, Y, M, N", "argmax": "X, I, M, N",
 # with 8 scalars 48 (napkin 50). Layernorm and rmsnorm use more without a cap than under one
 # (float32 layernorm, 4 float4s: 69-72 uncapped, 63 capped at 64 with no spills), so for them the
 # napkin is what fits under the cap, not what ptxas takes when it may take more.
-_OVERHEAD = {"sum": 24, "max": 24, "argmax": 28, "softmax": 24, "layernorm": 36, "rmsnorm": 28}
+_OVERHEAD = {"sum": 24, "max": 24, "argmax": 28, "softmax": 24, "layernorm": 36, "rmsnorm": 28,
+             "log_softmax": 24}
 
 
 @dataclass(frozen=True)

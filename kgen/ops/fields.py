@@ -185,8 +185,10 @@ def checks(data: Any, outputs: list[Tensor]) -> tuple[str, ...]:
     for name in data:
         if name not in CHECKS:
             raise ValueError(f"field 'checks': unknown check {name!r} (known: {', '.join(CHECKS)})")
-    if "row_sums" in data and not outputs[0].shape:
-        raise ValueError("field 'checks': row_sums needs a first output with at least one dim")
+    for name in ("row_sums", "log_row_sums"):
+        if name in data and not outputs[0].shape:
+            raise ValueError(f"field 'checks': {name} needs a first output with at least one "
+                             "dim")
     return tuple(data)
 
 

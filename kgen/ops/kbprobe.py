@@ -8,8 +8,8 @@ dispatch mode watches every op forward runs: random ops (tagged nondeterministic
 whose output shape depends on the values (dynamic_output_shape), and in-place writes to an input
 are refused, each with a line saying what and why. It also notes whether forward is exactly
 one matrix product of its two inputs (`torch.matmul(A, B)`), or on its one 2-D input one
-softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a SiLU, which the
-spec then says with `same_as: gemm` (softmax, gelu, silu); else whether it is a chain of
+softmax or log-softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a
+SiLU, which the spec then says with `same_as: gemm` (softmax, log_softmax, gelu, silu); else whether it is a chain of
 elementwise ops on that input, which the spec says as `pointwise: EXPR` (kgen.ops.pointwise),
 or one reduction of it over one dim, `reduce: {op: sum, dim: 1}` (kgen.ops.reduction).
 """
@@ -205,7 +205,7 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
     the op's result itself; else "". "gemm": a 2-D matrix product of its two inputs
     (torch.matmul, torch.mm and @ all dispatch to aten.mm here). On its one 2-D input, in that
     input's dtype: "softmax" over the last dim (torch.softmax, F.softmax and Tensor.softmax
-    dispatch to aten._softmax), "gelu" in its tanh form (F.gelu(x, approximate='tanh'),
+    dispatch to aten._softmax), "log_softmax" likewise (aten._log_softmax), "gelu" in its tanh form (F.gelu(x, approximate='tanh'),
     nn.GELU(approximate='tanh')), "silu" (F.silu, nn.SiLU, and x * torch.sigmoid(x), which
     dispatches to sigmoid then mul)."""
     import torch
@@ -229,9 +229,10 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
         return "gemm"
     if len(inputs) != 1 or inputs[0].dim() != 2 or not args or args[0] is not inputs[0]:
         return ""
-    if (func is aten._softmax.default and len(args) == 3 and args[1] in (1, -1)
-            and not args[2]):
-        return "softmax"
+    for shipped, softmax in (("softmax", aten._softmax.default),
+                             ("log_softmax", aten._log_softmax.default)):
+        if func is softmax and len(args) == 3 and args[1] in (1, -1) and not args[2]:
+            return shipped
     if func is aten.gelu.default and len(args) == 1 and kwargs == {"approximate": "tanh"}:
         return "gelu"
     if func is aten.silu.default and len(args) == 1 and not kwargs:

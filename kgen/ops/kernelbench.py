@@ -120,7 +120,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """The spec-file mapping for a probed problem: tensors named by forward's arguments, the
     Model's attributes and out/out0..; fixed sizes as symbols; KernelBench's tolerances;
     `same_as: gemm` where forward is one matmul of its two inputs, `same_as: softmax` (with
-    the row-sum check) where it is one softmax over the last dim of its input, `same_as: gelu`
+    the row-sum check) where it is one softmax over the last dim of its input (`log_softmax`,
+    with the check on the exps' row sums, likewise), `same_as: gelu`
     or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
     EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise), or
     `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce)."""
@@ -167,8 +168,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
         same_as["pointwise"] = chain
     elif data.get("reduce"):  # one input in the run dtype; argmax's int64 output is its own
         same_as["reduce"] = data["reduce"]
-    if same_as.get("same_as") == "softmax":
-        same_as["checks"] = ["row_sums"]
+    if same_as.get("same_as") in ("softmax", "log_softmax"):
+        same_as["checks"] = ["row_sums" if shipped == "softmax" else "log_row_sums"]
     return {"name": op_name(path),
             "description": f"KernelBench problem {path.name}: {doc}{_aliases(data, symbols)}",
             "sizes": list(sizes), "tensors": tensors,

@@ -1,9 +1,9 @@
 // Builtin author template: row-wise reductions and normalizations over the last dim of X[M,N],
 // float32 math for every dtype. KGEN_OP 0: sum -> Y[M]; 1: max -> Y[M] (the element itself, so
 // exact); 2: argmax -> I[M] int64 (ties: the first index); 3: softmax -> Y[M,N]; 4: layernorm
-// (weight, bias, eps) -> Y[M,N]; 5: rmsnorm (weight, eps) -> Y[M,N].
+// (weight, bias, eps) -> Y[M,N]; 5: rmsnorm (weight, eps) -> Y[M,N]; 6: log_softmax -> Y[M,N].
 // Parameters (kgen/author/rowwise.py), per file: VEC elements per access (VEC * sizeof(T) <= 16
-// bytes); ONLINE (softmax, layernorm, streamed rows only): 1 = one pass for the statistics
+// bytes); ONLINE (softmax, log_softmax, layernorm, streamed rows only): 1 = one pass for the statistics
 // (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum; mean then
 // centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it should
 // not push other lines out of L2). Per kernel (the kernels block at the end: a file has one
@@ -15,7 +15,8 @@
 // each further pass.
 // The vector path needs N % VEC == 0 and every pointer aligned to the access; otherwise the same
 // code runs one element per access. Rows past M still take part in the barriers. Any M, N.
-// Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax),
+// Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax,
+// log_softmax),
 // (X, I, M, N) (argmax), (X, weight, bias, Y, M, N, eps) (layernorm), (X, weight, Y, M, N, eps).
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
@@ -185,6 +186,34 @@ __device__ __forceinline__ float row_sum(Row<Sh, V>& r, unsigned char* red, G&& 
   return group_all<Sh>(s, red).v;
 }
 
+// The row's max m and sum of exp(x - m): two passes (the max, then the sum), or with `online`
+// one pass that rescales the running sum whenever the max grows.
+template <class Sh, int V>
+__device__ __forceinline__ void row_max_sum(Row<Sh, V>& r, unsigned char* red, bool online,
+                                            float& m, float& total) {
+  if (!online) {
+    m = row_max(r, red);
+    const float mL = m * L2E;
+    total = row_sum(r, red, [mL](float a) { return exp2f(fmaf(a, L2E, -mL)); });
+    return;
+  }
+  MaxSum s = MaxSum::none();
+  r.sweep([&](const float(&a)[V], int) {
+    float mx = a[0];
+#pragma unroll
+    for (int e = 1; e < V; ++e) mx = fmaxf(mx, a[e]);
+    const float mn = fmaxf(s.m, mx), mL = mn * L2E;
+    float part = 0.f;
+#pragma unroll
+    for (int e = 0; e < V; ++e) part += exp2f(fmaf(a[e], L2E, -mL));
+    s.s = (s.m == mn ? s.s : s.s * exp2f((s.m - mn) * L2E)) + part;
+    s.m = mn;
+  });
+  s = group_all<Sh>(s, red);
+  m = s.m;
+  total = s.s;
+}
+
 // Y[j] = f(x[j], j) for the whole row (reloaded unless resident).
 template <class Sh, int V, class F>
 __device__ __forceinline__ void row_write(Row<Sh, V>& r, T* y, F&& f) {
@@ -246,27 +275,7 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
     if (r.live) row_write(r, Y + (size_t)row * N, [inv](float a, int) { return a * inv; });
     return;
   }
-  if (!ONLINE) {
-    m = row_max(r, red);
-    const float mL = m * L2E;
-    total = row_sum(r, red, [mL](float a) { return exp2f(fmaf(a, L2E, -mL)); });
-  } else {
-    MaxSum s = MaxSum::none();
-    r.sweep([&](const float(&a)[V], int) {
-      float mx = a[0];
-#pragma unroll
-      for (int e = 1; e < V; ++e) mx = fmaxf(mx, a[e]);
-      const float mn = fmaxf(s.m, mx), mL = mn * L2E;
-      float part = 0.f;
-#pragma unroll
-      for (int e = 0; e < V; ++e) part += exp2f(fmaf(a[e], L2E, -mL));
-      s.s = (s.m == mn ? s.s : s.s * exp2f((s.m - mn) * L2E)) + part;
-      s.m = mn;
-    });
-    s = group_all<Sh>(s, red);
-    m = s.m;
-    total = s.s;
-  }
+  row_max_sum(r, red, ONLINE, m, total);
   const float mL = m * L2E, inv = 1.f / total;
   if (r.live)
     row_write(r, Y + (size_t)row * N,
@@ -313,6 +322,11 @@ __device__ __forceinline__ void process(const T* __restrict__ X, const T* __rest
       for (int e = 0; e < V; ++e) out[e] = a[e] * scale * w[e];
       store_vec<V>(Y + (size_t)row * N + j0, out);
     });
+#elif KGEN_OP == 6
+  float m, total;  // y = x - (m + log(sum of exp(x - m))); a resident row is read from registers
+  row_max_sum(r, red, ONLINE && !r.resident, m, total);
+  const float shift = m + logf(total);
+  if (r.live) row_write(r, Y + (size_t)row * N, [shift](float a, int) { return a - shift; });
 #endif
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Thirty-fourth session. From the repository root (carry .deb and .whl), results under $OUT.
 #   bash benchmarks/s34-2026-12-07/device.sh reduce
-#     The KernelBench GPU tests of the reduction problems (`reduce: {op, dim}`), then kgen
+#     The KernelBench GPU tests of the reduction problems (`reduce: {op, dim}`) and log_softmax's
+#     GPU tests (its reference kernels, the builtin author's, l1_log_softmax.py), then kgen
 #     generate on five of them resized to 1 GiB of float32 (reduce.log), with the copy bandwidth
 #     at that size.
 #   bash benchmarks/s34-2026-12-07/device.sh full
@@ -18,8 +19,8 @@ if [ "$what" = full ]; then
 fi
 if [ "$what" = reduce ]; then
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-    tests/test_kernelbench_gpu.py -k "dim or argmax" 2>&1 | tee "$OUT/kernelbench-gpu.log" \
-    | tail -12
+    tests/test_kernelbench_gpu.py tests/test_ops_gpu.py tests/test_author_memory_run.py \
+    -k "dim or argmax or log_softmax" 2>&1 | tee "$OUT/kernelbench-gpu.log" | tail -12
   python3 - >> "$OUT/reduce.log" 2>&1 <<'PY'
 import torch  # the copy bandwidth at 1 GiB of float32: the bar a reduction's read is held to
 x = torch.randn(1 << 28, device="cuda"); y = torch.empty_like(x)

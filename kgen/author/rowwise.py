@@ -43,8 +43,8 @@ SIGNATURES = {
     "rmsnorm": (memspace.MN, (_X, _W, _Y), ("eps",)),
 }
 ARGS = {"sum": "X, Y, M, N", "max": "X, Y, M, N", "argmax": "X, I, M, N",
-        "softmax": "X, Y, M, N", "log_softmax": "X, Y, M, N", "layernorm": "X, weight, bias, Y, M, N, eps",
-        "rmsnorm": "X, weight, Y, M, N, eps"}
+        "softmax": "X, Y, M, N", "log_softmax": "X, Y, M, N",
+        "layernorm": "X, weight, bias, Y, M, N, eps", "rmsnorm": "X, weight, Y, M, N, eps"}
 # Napkin registers: a base per op plus the cached values (at least 3 per access: each keeps its
 # own address and guard) plus a quarter of the values. ptxas 13.0 on sm_90 without a cap, 256
 # threads: float32 softmax with 4 float4s per thread 38 (napkin 44), with 8 float4s 56 online

@@ -9,9 +9,10 @@ whose output shape depends on the values (dynamic_output_shape), and in-place wr
 are refused, each with a line saying what and why. It also notes whether forward is exactly
 one matrix product of its two inputs (`torch.matmul(A, B)`), or on its one 2-D input one
 softmax or log-softmax over the last dim (`torch.softmax(x, dim=-1)`), a tanh-form GELU or a
-SiLU, which the spec then says with `same_as: gemm` (softmax, log_softmax, gelu, silu); else whether it is a chain of
-elementwise ops on that input, which the spec says as `pointwise: EXPR` (kgen.ops.pointwise),
-or one reduction of it over one dim, `reduce: {op: sum, dim: 1}` (kgen.ops.reduction).
+SiLU, which the spec then says with `same_as: gemm` (softmax, log_softmax, gelu, silu); else
+whether it is a chain of elementwise ops on that input, which the spec says as `pointwise: EXPR`
+(kgen.ops.pointwise), or one reduction of it over one dim, `reduce: {op: sum, dim: 1}`
+(kgen.ops.reduction).
 """
 
 from __future__ import annotations
@@ -205,8 +206,8 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
     the op's result itself; else "". "gemm": a 2-D matrix product of its two inputs
     (torch.matmul, torch.mm and @ all dispatch to aten.mm here). On its one 2-D input, in that
     input's dtype: "softmax" over the last dim (torch.softmax, F.softmax and Tensor.softmax
-    dispatch to aten._softmax), "log_softmax" likewise (aten._log_softmax), "gelu" in its tanh form (F.gelu(x, approximate='tanh'),
-    nn.GELU(approximate='tanh')), "silu" (F.silu, nn.SiLU, and x * torch.sigmoid(x), which
+    dispatch to aten._softmax), "log_softmax" likewise (aten._log_softmax), "gelu" in its tanh
+    form (F.gelu(x, approximate='tanh'), nn.GELU(approximate='tanh')), "silu" (F.silu, nn.SiLU, and x * torch.sigmoid(x), which
     dispatches to sigmoid then mul)."""
     import torch
 

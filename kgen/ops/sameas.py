@@ -1,13 +1,13 @@
 """`same_as: OP` in a spec: the op computes what the shipped op OP computes (gemm, softmax,
 log_softmax, gelu or silu), under its own names, so the builtin author can write it with OP's
 templates (a KernelBench `torch.matmul(A, B)`, `torch.softmax(x, dim=-1)`,
-`torch.log_softmax(x, dim=1)`, `F.gelu(x, approximate='tanh')` or `x * torch.sigmoid(x)` problem, whose derived spec names its output `out` and may share one
-symbol between sizes).
+`torch.log_softmax(x, dim=1)`, `F.gelu(x, approximate='tanh')` or `x * torch.sigmoid(x)`
+problem, whose derived spec names its output `out` and may share one symbol between sizes).
 
 The binding is by order. gemm: the spec's first operand is A[M,K], its second B[K,N], its one
 output C[M,N]. softmax, log_softmax, gelu, silu: its one operand is X[M,N], its one output
-Y[M,N] (the softmax taken over the last dim). M, N and K are whatever size symbols the shapes use (one
-symbol may stand for several, as in a square matmul). Validation still runs the op's own
+Y[M,N] (the softmax taken over the last dim). M, N and K are whatever size symbols the shapes
+use (one symbol may stand for several, as in a square matmul). Validation still runs the op's own
 reference, so a wrong claim costs failed candidates, never a wrong result. A spec that says
 `pointwise: EXPR` (kgen.ops.pointwise) binds its operand and output as gelu's.
 """

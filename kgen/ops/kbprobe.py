@@ -207,8 +207,8 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
     (torch.matmul, torch.mm and @ all dispatch to aten.mm here). On its one 2-D input, in that
     input's dtype: "softmax" over the last dim (torch.softmax, F.softmax and Tensor.softmax
     dispatch to aten._softmax), "log_softmax" likewise (aten._log_softmax), "gelu" in its tanh
-    form (F.gelu(x, approximate='tanh'), nn.GELU(approximate='tanh')), "silu" (F.silu, nn.SiLU, and x * torch.sigmoid(x), which
-    dispatches to sigmoid then mul)."""
+    form (F.gelu(x, approximate='tanh'), nn.GELU(approximate='tanh')), "silu" (F.silu,
+    nn.SiLU, and x * torch.sigmoid(x), which dispatches to sigmoid then mul)."""
     import torch
 
     aten = torch.ops.aten

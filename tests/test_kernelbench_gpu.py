@@ -97,8 +97,8 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
     log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under
-    the problem's names; the activations from l1_relu.py on say `pointwise: EXPR`, which it writes with the elementwise
-    template (l1_hardtanh.py at 15 x 10003, where rows are not whole vectors); the reductions
+    the problem's names; the activations from l1_relu.py on say `pointwise: EXPR`, which it
+    writes with the elementwise template (l1_hardtanh.py at 15 x 10003, where rows are not whole vectors); the reductions
     from l1_sum_dim.py on say `reduce: {op, dim}`, which it writes with the dim-reduction
     template (over the middle dim, the last, and dim 0 with ties; dims of 257, 1027 and 4099);
     model_new.py launches it in KernelBench's harness. At l1_matmul's K = 1024 the float32 sums

@@ -143,10 +143,12 @@ def test_a_problem_whose_forward_is_one_softmax_over_the_last_dim_is_same_as_sof
     assert spec.same_as == "softmax" and spec.checks == ("row_sums",)
     text = (DATA / "l1_softmax.py").read_text()
     for other in ("torch.softmax(x, dim=0)", "torch.softmax(x, dim=-1) * 2.0",
-                  "torch.log_softmax(x, dim=-1)"):
+                  "torch.log_softmax(x, dim=0)"):
         changed = tmp_path / "other.py"
         changed.write_text(text.replace("torch.softmax(x, dim=-1)", other))
         assert load_problem(changed).same_as == "", other
+    log = _load("l1_log_softmax.py")  # torch.log_softmax(x, dim=1): the exps' rows sum to 1
+    assert log.same_as == "log_softmax" and log.checks == ("log_row_sums",)
 
 
 def test_the_builtin_author_writes_a_softmax_problem_with_the_rowwise_template(tmp_path):

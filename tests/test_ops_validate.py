@@ -4,6 +4,7 @@ with a pattern, row sums, and the whole-output relative check that zeros and con
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from pathlib import Path
@@ -145,6 +146,23 @@ def test_row_sums_catch_rows_that_are_off_within_a_loose_tolerance():
     assert "rows do not sum to 1" in message and "normalize every row" in message
     assert row_sums_problem(torch.full((3, 4), 0.25), 1e-6) == ""
     assert "1 of 2 rows" in row_sums_problem(torch.tensor([[0.5, 0.5], [0.5, 0.6]]), 1e-3)
+
+
+def test_log_row_sums_catch_log_softmax_rows_that_are_not_normalized():
+    """x - max (no log-sum) misses by log(sum of exps): each row's exps sum past 1."""
+    log_softmax = load_op("log_softmax")
+    lax = log_softmax.with_tolerances(50.0, 0.05)  # passes elementwise and as a whole
+    message = _verdict(lax, {"M": 4, "N": 16}, lambda b, r: b["Y"].data.copy_(
+        b["X"].data - b["X"].data.amax(dim=-1, keepdim=True)))
+    assert "rows' exps do not sum to 1" in message and "normalize every row" in message
+    assert _verdict(log_softmax, {"M": 4, "N": 16}, lambda b, r: b["Y"].data.copy_(
+        torch.log_softmax(b["X"].data.double(), dim=-1).float())) == "pass"
+    assert "outputs of Y off" in _verdict(log_softmax, {"M": 4, "N": 16},
+                                          lambda b, r: b["Y"].data.zero_())
+    uniform = torch.full((3, 4), -math.log(4.0))
+    assert row_sums_problem(uniform, 1e-6, log=True) == ""
+    assert "1 of 3 rows' exps" in row_sums_problem(uniform - torch.tensor([[0.0], [0.0], [0.1]]),
+                                                   1e-3, log=True)
 
 
 def test_integer_outputs_are_poisoned_with_a_pattern_and_compared_exactly():

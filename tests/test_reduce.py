@@ -87,6 +87,13 @@ def test_a_size_used_twice_is_one_argument_and_a_number_is_written_in(tmp_path):
     assert contract.launches[0].grid == ("1 * cdiv(3 * N, 64)",)
 
 
+def test_the_layout_is_the_specs_even_where_inner_is_1_at_the_bench_size(tmp_path):
+    family = family_for(_spec(tmp_path, "sum", 1, bench_sizes=[{"B": 64, "R": 4096, "C": 1}]))
+    p, _ = family.first(SM90, "float32")
+    assert p.rows == 0 and family.extent.inner == 1
+    assert "ROWS = 0" in family.render(p, "float32", SM90)
+
+
 @pytest.mark.parametrize("extra, words", [
     ({"reduce": {"op": "median", "dim": 1}}, "field 'reduce.op': 'median' is not a reduction"),
     ({"reduce": {"op": "sum"}}, "field 'reduce' should be a mapping with op and dim"),

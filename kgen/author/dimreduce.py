@@ -116,9 +116,10 @@ class Extent:
         return cls(product(bound.outer), expr.evaluate(bound.r, sizes), product(bound.inner))
 
 
-def first(arch: Arch, dtype: str, op: str, e: Extent) -> tuple[ReduceParams, str]:
+def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[ReduceParams, str]:
+    """The default for this extent; `rows`: the reduced dim is X's last (the spec says, not the
+    sizes: INNER may be 1 at one size)."""
     size = DTYPES[dtype].size
-    rows = int(e.inner == 1)
     widest = 16 // size
     contiguous = e.r if rows else e.inner
     vec = widest if contiguous % widest == 0 else 1
@@ -141,8 +142,8 @@ def first(arch: Arch, dtype: str, op: str, e: Extent) -> tuple[ReduceParams, str
     ty = max(1, 256 // tx)
     while blocks < sms and tx * ty < 1024 and ty * 2 * 4 <= e.r:
         ty *= 2  # few blocks: more threads per block share each column's R
-    # At least 32 bytes of loads in flight per thread (8 when accesses are single floats), and 8
-    # accesses when there are fewer blocks than SMs (each SM has one block to keep DRAM busy)
+    # 8 accesses in flight per thread where each is narrower than 8 bytes, or where there are
+    # fewer blocks than SMs (each SM then has one block to keep DRAM busy with); else 4
     unroll = 8 if (blocks < sms or vec * size < 8) and e.r >= 8 * ty else 4
     p = ReduceParams(op, 0, tx, ty, vec, unroll, 0)
     return p, (f"the reduced dim (R = {e.r}) is strided by INNER = {e.inner}: {tx} threads "

@@ -273,7 +273,7 @@ class BoundReduce:
                               lambda p: not self.problems(p, arch, dtype))
 
     def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
-        p, why = dimreduce.first(arch, dtype, self.op, self.extent)
+        p, why = dimreduce.first(arch, dtype, self.op, self.extent, self.bound.rows)
         while self.problems(p, arch, dtype) and p.unroll > 1:
             p = dataclasses.replace(p, unroll=p.unroll // 2)
         e = self.extent

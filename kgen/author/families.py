@@ -1,7 +1,7 @@
 """Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
 `same_as: gemm`), elementwise (gelu, silu, bias_relu; also any op whose spec says `pointwise:
-EXPR`), rowwise (sum, max, argmax, softmax, layernorm, rmsnorm), transpose, and dimreduce (any
-op whose spec says `reduce: {op, dim}`).
+EXPR`), rowwise (sum, max, argmax, softmax, log_softmax, layernorm, rmsnorm), transpose, and
+dimreduce (any op whose spec says `reduce: {op, dim}`).
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,

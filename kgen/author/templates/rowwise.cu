@@ -3,9 +3,9 @@
 // exact); 2: argmax -> I[M] int64 (ties: the first index); 3: softmax -> Y[M,N]; 4: layernorm
 // (weight, bias, eps) -> Y[M,N]; 5: rmsnorm (weight, eps) -> Y[M,N]; 6: log_softmax -> Y[M,N].
 // Parameters (kgen/author/rowwise.py), per file: VEC elements per access (VEC * sizeof(T) <= 16
-// bytes); ONLINE (softmax, log_softmax, layernorm, streamed rows only): 1 = one pass for the statistics
-// (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum; mean then
-// centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it should
+// bytes); ONLINE (softmax, log_softmax, layernorm, streamed rows only): 1 = one pass for the
+// statistics (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum;
+// mean then centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it should
 // not push other lines out of L2). Per kernel (the kernels block at the end: a file has one
 // kernel per class of row length, and its launch lines pick one by N): TPR threads per row (32: a warp per
 // row, shuffles only; more: a block's warps share the row and combine through shared memory);

@@ -4,15 +4,15 @@
 // (weight, bias, eps) -> Y[M,N]; 5: rmsnorm (weight, eps) -> Y[M,N]; 6: log_softmax -> Y[M,N].
 // Parameters (kgen/author/rowwise.py), per file: VEC elements per access (VEC * sizeof(T) <= 16
 // bytes); ONLINE (softmax, log_softmax, layernorm, streamed rows only): 1 = one pass for the
-// statistics (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum;
-// mean then centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it should
-// not push other lines out of L2). Per kernel (the kernels block at the end: a file has one
-// kernel per class of row length, and its launch lines pick one by N): TPR threads per row (32: a warp per
-// row, shuffles only; more: a block's warps share the row and combine through shared memory);
-// RPB rows per block; CACHE accesses each thread holds per chunk of the row; MIN_BLOCKS resident
-// blocks per SM asked of ptxas (which caps the registers). A row of N <= TPR * VEC * CACHE is read
-// once and stays in registers; a longer row is streamed chunk by chunk and re-read (from L2) for
-// each further pass.
+// statistics (online max and rescaled sum; Welford mean and M2), 0 = two passes (max then sum; mean
+// then centered squares); HINT 1 reads X evict-first (__ldcs: each element is used once, so it
+// should not push other lines out of L2). Per kernel (the kernels block at the end: a file has one
+// kernel per class of row length, and its launch lines pick one by N): TPR threads per row (32: a
+// warp per row, shuffles only; more: a block's warps share the row and combine through shared
+// memory); RPB rows per block; CACHE accesses each thread holds per chunk of the row; MIN_BLOCKS
+// resident blocks per SM asked of ptxas (which caps the registers). A row of N <= TPR * VEC * CACHE
+// is read once and stays in registers; a longer row is streamed chunk by chunk and re-read (from
+// L2) for each further pass.
 // The vector path needs N % VEC == 0 and every pointer aligned to the access; otherwise the same
 // code runs one element per access. Rows past M still take part in the barriers. Any M, N.
 // Launch: grid=(cdiv(M, RPB)) block=(TPR*RPB) smem=0 args=(X, Y, M, N) (sum, max, softmax,

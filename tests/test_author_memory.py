@@ -265,7 +265,7 @@ def test_random_sampling_draws_from_the_family():
 # --- compiling ----------------------------------------------------------------------------------
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("name", ["elementwise", "rowwise", "transpose"])
+@pytest.mark.parametrize("name", ["elementwise", "rowwise", "transpose", "dimreduce"])
 @pytest.mark.parametrize("arch_name", ["sm_80", "sm_90"])
 def test_each_template_file_compiles_on_its_own(name, arch_name):
     result = compile_source(template_path(name).read_text(), parse_arch(arch_name),

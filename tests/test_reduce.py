@@ -63,7 +63,7 @@ def test_a_spec_says_reduce_and_it_binds_x_around_the_dim(tmp_path):
     spec = _spec(tmp_path, "argmin", -1, keep=True)
     assert spec.reduce == Reduction("argmin", 2)  # the dim made non-negative
     family = family_for(spec)
-    assert isinstance(family, BoundReduce) and family.rows == 1
+    assert isinstance(family, BoundReduce) and family.by_row == 1
     assert (family.bound.outer, family.bound.r, family.bound.inner) == (("B", "R"), "C", ())
     assert "reduce: {op: argmin, dim: 2}" in spec_yaml(spec)
     again = tmp_path / "again.yaml"
@@ -219,7 +219,7 @@ def test_each_reduction_problem_gets_the_field(name):
     reduction, rows = PROBLEMS[name]
     assert spec.reduce == reduction and spec.pointwise == "" and spec.same_as == ""
     family = family_for(spec)
-    assert isinstance(family, BoundReduce) and family.rows == rows
+    assert isinstance(family, BoundReduce) and family.by_row == rows
 
 
 @pytest.mark.slow

@@ -22,7 +22,6 @@ from kgen.ops.reduction import INDEX_OPS, OPS, Bound
 
 TEMPLATE = "dimreduce"
 KGEN_OP = {op: i for i, op in enumerate(OPS)}
-STATIC_SMEM_LIMIT = 48 * 1024
 STATE_BYTES = 8  # a float and an int per state handed between threads
 # The author does not see the GPU, only the arch; the first guess and the cost model count blocks
 # against the multiprocessors of an H100/H200 SXM (132), the GPUs kgen's figures come from.
@@ -88,10 +87,10 @@ def problems(p: ReduceParams, arch: Arch, dtype: str) -> list[str]:
         out.append(f"{p.tx} threads per row is not whole warps")
     if p.vec * DTYPES[dtype].size > 16:
         out.append(f"{p.vec} x {dtype} is more than one 16-byte access")
-    if p.smem_bytes > STATIC_SMEM_LIMIT:
-        out.append(f"{p.smem_bytes} bytes of shared memory, over the {STATIC_SMEM_LIMIT} a "
-                   "static array may have")
-    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8) if p.threads else 0
+    if p.smem_bytes > memcost.STATIC_SMEM_LIMIT:
+        out.append(f"{p.smem_bytes} bytes of shared memory, over the {memcost.STATIC_SMEM_LIMIT} "
+                   "a static array may have")
+    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8)
     if registers(p) > cap:
         out.append(f"~{registers(p)} registers per thread, over the {cap} a block of "
                    f"{p.threads} can have")
@@ -108,12 +107,13 @@ class Extent:
 
     @classmethod
     def at(cls, bound: Bound, sizes: dict[str, int]) -> Extent:
-        def product(dims: tuple[str, ...]) -> int:
-            total = 1
-            for d in dims:
-                total *= expr.evaluate(d, sizes)
-            return total
-        return cls(product(bound.outer), expr.evaluate(bound.r, sizes), product(bound.inner))
+        return cls(*(expr.evaluate(_product(dims), sizes)
+                     for dims in (bound.outer, (bound.r,), bound.inner)))
+
+
+def _product(dims: tuple[str, ...]) -> str:
+    """The size expression of several of X's dims taken together ("1" for none)."""
+    return " * ".join(dims) or "1"
 
 
 def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[ReduceParams, str]:
@@ -123,7 +123,6 @@ def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[Reduc
     widest = 16 // size
     contiguous = e.r if rows else e.inner
     vec = widest if contiguous % widest == 0 else 1
-    sms = SMS
     if rows:
         tx = 32 if e.r <= 1024 else 128 if e.r <= 8192 else 256
         p = ReduceParams(op, 1, tx, max(1, 256 // tx), vec, 4, 0)
@@ -135,19 +134,19 @@ def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[Reduc
     # a block covers one OUTER index and each SM needs columns of its own to read. (Wider blocks,
     # 128 threads along INNER and 2 splitting R, ran at 77% of DRAM peak with 0.78 waves.)
     tx = 32
-    while vec > 1 and e.outer * -(-e.inner // (tx * vec)) < 2 * sms:
+    while vec > 1 and e.outer * -(-e.inner // (tx * vec)) < 2 * SMS:
         vec //= 2
     blocks = e.outer * -(-e.inner // (tx * vec))
     ty = max(1, 256 // tx)
-    while blocks < sms and tx * ty < 1024 and ty * 2 * 4 <= e.r:
+    while blocks < SMS and tx * ty < 1024 and ty * 2 * 4 <= e.r:
         ty *= 2  # few blocks: more threads per block share each column's R
     # 8 accesses in flight per thread where each is narrower than 8 bytes, or where there are
     # fewer blocks than SMs (each SM then has one block to keep DRAM busy with); else 4
-    unroll = 8 if (blocks < sms or vec * size < 8) and e.r >= 8 * ty else 4
+    unroll = 8 if (blocks < SMS or vec * size < 8) and e.r >= 8 * ty else 4
     p = ReduceParams(op, 0, tx, ty, vec, unroll, 0)
     return p, (f"the reduced dim (R = {e.r}) is strided by INNER = {e.inner}: {tx} threads "
                f"side by side along INNER, {vec} column(s) each, so a warp reads consecutive "
-               f"bytes; {blocks} blocks of {tx * vec} columns for {sms} SMs; {ty} threads "
+               f"bytes; {blocks} blocks of {tx * vec} columns for {SMS} SMs; {ty} threads "
                f"split each column's R, {unroll} accesses in flight each")
 
 
@@ -190,25 +189,22 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
     symbols = list(dict.fromkeys(d for d in (*bound.outer, bound.r, *bound.inner)
                                  if not d.isdigit()))
 
-    def c_product(dims: tuple[str, ...]) -> str:
-        return " * ".join(d if d.isdigit() else f"d_{d}" for d in dims) or "1"
-
-    def product(dims: tuple[str, ...]) -> str:
-        return " * ".join(dims) or "1"
+    def c_product(dims: tuple[str, ...]) -> str:  # the kernel's arguments are d_SYMBOL
+        return _product(tuple(d if d.isdigit() else f"d_{d}" for d in dims))
 
     if p.rows:
-        grid = f"cdiv({product(bound.outer)}, {p.ty})"
+        grid = f"cdiv({_product(bound.outer)}, {p.ty})"
         how = f"{p.tx} threads per row, {p.ty} row(s) per block"
     else:
-        grid = f"{product(bound.outer)} * cdiv({product(bound.inner)}, {p.span})"
+        grid = f"{_product(bound.outer)} * cdiv({_product(bound.inner)}, {p.span})"
         how = (f"{p.tx} threads along INNER with {p.vec} column(s) each, {p.ty} splitting R, "
                "combined in shared memory")
     args = ", ".join([bound.x, bound.y, *symbols])
     launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
     result = "int64 indices" if p.op in INDEX_OPS else dtype
     about = (f"{op_name} is a reduction (its spec says {claim}): {p.op} of {bound.x} over R = "
-             f"{bound.r} -> {bound.y} ({result}); OUTER = {product(bound.outer)}, INNER = "
-             f"{product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
+             f"{bound.r} -> {bound.y} ({result}); OUTER = {_product(bound.outer)}, INNER = "
+             f"{_product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
              f"flight per thread{', evict-first loads' if p.hint else ''}; float32 math; any "
              "sizes.")
     params = ((f"#include <{info.header}>\n" if info.header else "")

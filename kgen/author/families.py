@@ -173,10 +173,13 @@ class MemFamily:
         return self.kind.PARAMS(op=self.op, **values) if self._has_op else \
             self.kind.PARAMS(**values)
 
+    def _axes(self, dtype: str) -> dict[str, tuple[int, ...]]:
+        return self.kind.axes(dtype, self.op)
+
     def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
         if template not in self.templates(arch, dtype):
             return []
-        return memspace.space(self._make, self.kind.axes(dtype, self.op),
+        return memspace.space(self._make, self._axes(dtype),
                               lambda p: not self.problems(p, arch, dtype))
 
     def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
@@ -188,7 +191,7 @@ class MemFamily:
         return self.kind.problems(p, arch, dtype)
 
     def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]:
-        return memspace.neighbours(p, self.kind.axes(dtype, self.op),
+        return memspace.neighbours(p, self._axes(dtype),
                                    lambda q: not self.problems(q, arch, dtype))
 
     def registers(self, p: Any) -> int:
@@ -237,40 +240,25 @@ class BoundPointwise(BoundMem):
                              claim=f"pointwise: {self.spec.pointwise}")
 
 
-class BoundReduce:
+class BoundReduce(MemFamily):
     """The dim-reduction template for an op whose spec says `reduce: {op, dim}` (a KernelBench
     sum, mean, max, min, prod, argmax or argmin over one dim). Whether each output is a
-    contiguous row (the reduced dim is X's last) is fixed by the spec; the defaults and the cost
-    model are judged at the first bench size."""
-
-    name = dimreduce.TEMPLATE
+    contiguous row (the reduced dim is X's last) is fixed by the spec, not searched; the defaults
+    and the cost model are judged at the first bench size."""
 
     def __init__(self, spec: OpSpec):
-        self.spec = spec
         self.reduction, self.bound = reduction.bind(spec.reduce, spec.tensors, spec.sizes,
                                                     spec.params)
-        self.op, self.rows = self.reduction.op, int(self.bound.rows)
+        super().__init__(dimreduce, spec, op=self.reduction.op)
+        self.by_row = int(self.bound.rows)  # the layout, the same for every configuration
         at = (spec.bench_sizes or spec.test_sizes)[0]
         self.extent = dimreduce.Extent.at(self.bound, spec.sizes_of(at))
 
-    def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
-        ok = dtype in MEMORY_DTYPES and dtype in self.spec.dtypes
-        return (self.name,) if ok else ()
-
-    def alternative(self, arch: Arch, dtype: str, tried: set[str]) -> tuple[Any, str] | None:
-        return None  # one template
-
     def _axes(self, dtype: str) -> dict[str, tuple[int, ...]]:
-        return dimreduce.axes(dtype, self.rows)
+        return dimreduce.axes(dtype, self.by_row)
 
     def _make(self, **values: int) -> Any:
-        return dimreduce.ReduceParams(self.op, self.rows, **values)
-
-    def space(self, arch: Arch, dtype: str, template: str) -> list[Any]:
-        if template not in self.templates(arch, dtype):
-            return []
-        return memspace.space(self._make, self._axes(dtype),
-                              lambda p: not self.problems(p, arch, dtype))
+        return dimreduce.ReduceParams(self.op, self.by_row, **values)
 
     def first(self, arch: Arch, dtype: str) -> tuple[Any, str]:
         p, why = dimreduce.first(arch, dtype, self.op, self.extent, self.bound.rows)
@@ -281,16 +269,6 @@ class BoundReduce:
                    f"{dtype} on {arch.name} at OUTER={e.outer} R={e.r} INNER={e.inner} (the "
                    f"first bench size; {p.choices}): {why}")
 
-    def problems(self, p: Any, arch: Arch, dtype: str) -> list[str]:
-        return dimreduce.problems(p, arch, dtype)
-
-    def neighbours(self, p: Any, arch: Arch, dtype: str) -> list[Any]:
-        return memspace.neighbours(p, self._axes(dtype),
-                                   lambda q: not self.problems(q, arch, dtype))
-
-    def registers(self, p: Any) -> int:
-        return dimreduce.registers(p)
-
     def estimate(self, p: Any, arch: Arch, dtype: str, reg_scale: float = 1.0) -> Any:
         return dimreduce.estimate(p, arch, dtype, self.extent, reg_scale)
 
@@ -299,10 +277,8 @@ class BoundReduce:
         return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim)
 
     def parse(self, text: str) -> Any | None:
-        p = memspace.parse_params(dimreduce.ReduceParams, dimreduce.TEMPLATE, text)
-        if p is None or p.op != self.op or p.rows != self.rows:
-            return None
-        return p
+        p = super().parse(text)
+        return p if p is not None and p.rows == self.by_row else None
 
 
 GEMM = GemmFamily()

@@ -20,7 +20,6 @@ TEMPLATE = "transpose"
 OPS = {"transpose": 0}
 SIGNATURES = {"transpose": (memspace.MN, (("X", "input", memspace.MN, None),
                                           ("Y", "output", ("N", "M"), None)), ())}
-STATIC_SMEM_LIMIT = 48 * 1024
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def problems(p: TransposeParams, arch: Arch, dtype: str) -> list[str]:
         out.append("the tile must split into whole accesses and thread rows")
     if not 64 <= p.threads <= 1024:
         out.append(f"{p.threads} threads per block (64 to 1024)")
-    if p.tile * (p.tile + p.pad) * size > STATIC_SMEM_LIMIT:
+    if p.tile * (p.tile + p.pad) * size > memcost.STATIC_SMEM_LIMIT:
         out.append("the tile exceeds 48 KiB of static shared memory")
     return out
 

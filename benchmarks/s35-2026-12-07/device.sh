@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Thirty-fifth session. From the repository root (carry .deb and .whl), results under $OUT.
+#   bash benchmarks/s35-2026-12-07/device.sh full
+#     make test-gpu's tests (8 workers): the first full run since the pointwise, reduce and
+#     log_softmax work (the half-type log_softmax defaults under the widened log_row_sums).
+#   bash benchmarks/s35-2026-12-07/device.sh rows
+#     make bench's ops rows for log_softmax (any card; the card is in gpu.txt), then kgen generate
+#     on l1_mean_dim.py at 1 GiB float32 (the default changed after s34's 0.91x) with the copy
+#     bandwidth at that size; on an H200 first, make bench's float32 gemm rows (issue 8).
+set -uo pipefail
+what=${1:-full}
+LIMIT=${LIMIT:-570}
+source scripts/device-env.sh  # also sets and makes $OUT
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+left() { local n=$((LIMIT - SECONDS)); echo $((n > 5 ? n : 5)); }  # never 0: that disables timeout
+if [ "$what" = full ]; then
+  timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=15 2>&1 \
+    | tee "$OUT/test-gpu.log" | tail -30
+fi
+if [ "$what" = rows ]; then
+  if grep -q H200 "$OUT/gpu.txt"; then
+    timeout "$(left)" python3 -m benchmarks.bench_table --dtypes float32 --ops "" \
+      --out /tmp/bench-f32 2>&1 | tee "$OUT/bench-f32.log" | tail -12
+  fi
+  timeout "$(left)" python3 -m benchmarks.bench_table --dtypes "" --ops log_softmax \
+    --out /tmp/bench 2>&1 | tee "$OUT/bench-log_softmax.log" | tail -8
+  python3 - >> "$OUT/mean.log" 2>&1 <<'PY'
+import torch  # the copy bandwidth at 1 GiB of float32: the bar a reduction's read is held to
+x = torch.randn(1 << 28, device="cuda"); y = torch.empty_like(x)
+times = []
+for _ in range(40):
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record(); y.copy_(x); b.record(); b.synchronize(); times.append(a.elapsed_time(b))
+ms = sorted(times[5:])[len(times[5:]) // 2]
+print(f"copy 1 GiB float32: {ms:.4f} ms, {2 * x.numel() * 4 / ms / 1e6:.0f} GB/s (read + write)")
+PY
+  mkdir -p /tmp/big
+  sed -e 's/^dim1 = .*/dim1 = 4096/' -e 's/^dim2 = .*/dim2 = 4095/' \
+    tests/data/kernelbench/l1_mean_dim.py > /tmp/big/l1_mean_dim.py
+  timeout "$(left)" python3 -m kgen generate --kernelbench /tmp/big/l1_mean_dim.py --arch sm_90 \
+    --rounds 4 --out /tmp/gen/l1_mean_dim >> "$OUT/mean.log" 2>&1
+  cp /tmp/gen/l1_mean_dim/report.md "$OUT/l1_mean_dim-report.md" 2>/dev/null
+  cp /tmp/bench/bench-*.json /tmp/bench-f32/bench-*.json "$OUT/" 2>/dev/null
+  tail -20 "$OUT/mean.log"
+fi

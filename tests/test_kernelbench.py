@@ -338,3 +338,40 @@ def test_the_prompt_shows_the_problem_and_a_contract_example_that_parses():
     (example,) = re.findall(r"```cuda\n(.*?)```", user, re.DOTALL)
     contract, problems = parse_contract(example + "{}\n", spec)
     assert problems == () and contract.launches[0].args == ("x", "out0", "out1", "rows", "cols")
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_final_kernelbench_timing_compiles_the_model_unless_told_not_to(tmp_path, monkeypatch,
+                                                                           compiled):
+    """--no-compile-baseline reaches run.json and the final timing's options; the report says
+    which baselines the best kernel was timed against. A stand-in evaluator plays the GPU."""
+    from helpers import fenced
+
+    from kgen.loop import session
+    from kgen.loop.loop import Checker
+    from kgen.models.scripted import ScriptedModel
+    from kgen.verdict import Evaluation, Timing
+
+    seen = []
+    timing = Timing({"M": 4096}, 0.2, 0.2, 0.2, "torch eager (Model.forward)", 0.25,
+                    compiled_ms=0.21 if compiled else None)
+    passed = Evaluation("pass", "every size correct", (timing,))
+
+    def final(compiled_source, contract, spec, arch, options):
+        seen.append(options.compile_baseline)
+        return passed
+
+    monkeypatch.setattr(session, "evaluate", final)
+    config = session.RunConfig("generate", "sm_89", kernelbench=str(DATA / "l1_relu.py"),
+                               rounds=1, compile_baseline=compiled)
+    kernel = (DATA / "kernels" / "l1_relu.cu").read_text()
+    run = session.Run.start(config, tmp_path / "run", ScriptedModel([fenced(kernel)]))
+    run.checker = Checker(evaluator=lambda compiled, contract, task: passed)
+    assert run.execute().validated is True
+    assert seen == [compiled]
+    saved = json.loads((tmp_path / "run" / "run.json").read_text())["config"]
+    assert saved["compile_baseline"] is compiled
+    report = (tmp_path / "run" / "report.md").read_text()
+    said = ("against torch eager and torch.compile:" if compiled
+            else "against torch eager (torch.compile not timed, or it failed):")
+    assert said in report

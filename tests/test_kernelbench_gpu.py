@@ -26,6 +26,10 @@ pytestmark = pytest.mark.gpu
 DATA = Path(__file__).parent / "data" / "kernelbench"
 KERNELS = DATA / "kernels"
 TOLERANCE = 1e-4  # KernelBench's float32 tolerance (atol = rtol)
+# The builtin author's runs skip the final torch.compile timing and the profiles: the endpoint
+# test and test_kgen_bench_kernelbench_times_eager_and_compile keep torch.compile covered, and
+# test_feedback_gpu the profiles; each compile of a Model cost tens of seconds per problem.
+QUICK = ("--no-compile-baseline", "--no-profile")
 
 
 def kernelbench_harness(problem: str, model_new: str, trials: int = 3, seed: int = 42,
@@ -83,6 +87,8 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
     report = (run / "report.md").read_text()
     print(report)
     assert "model_new.py" in report and "torch eager (Model.forward)" in report
+    # by default the final timing compiles the Model too (or says why it could not)
+    assert "of torch.compile (" in report or "torch.compile of the baseline failed" in report
     model_new = (run / "model_new.py").read_text()
     assert "kgen validated it on" in model_new
     kernelbench_harness(problem.read_text(), model_new)
@@ -107,7 +113,7 @@ def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_pat
     problem = DATA / f"{name}.py"
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",
-        str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+        str(tmp_path / "run"), "--json", *QUICK], env={"KGEN_MODEL": ""})
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["validated"] is True
@@ -129,7 +135,7 @@ def test_the_builtin_wgmma_kernel_runs_from_model_new_with_tensor_maps_and_clust
     problem.write_text(text)
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", f"{arch.name}a", "--rounds", "1",
-        "--out", str(tmp_path / "run"), "--json"], env={"KGEN_MODEL": ""})
+        "--out", str(tmp_path / "run"), "--json", *QUICK], env={"KGEN_MODEL": ""})
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["validated"] is True

@@ -63,6 +63,11 @@ def _model_options(func):
                      help="A new GPU worker for every candidate (slower; the default keeps one "
                           "warm worker per GPU serving candidate after candidate)."),
         *_check_options(),
+        click.option("--compile-baseline/--no-compile-baseline", default=True,
+                     show_default=True,
+                     help="For a KernelBench problem: time the best kernel once more at the end "
+                          "against torch.compile of Model as well as torch eager (compiling the "
+                          "model takes a while)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON summary on stdout (ok, best, attempts, validated, "
                           "run_dir)."),
@@ -147,7 +152,7 @@ def fix(file, arch, output, in_place, max_attempts, kernelbench, **common) -> No
 
 
 def _run(config, model_name, base_url, backend, prompt_set, out, resume, skip_corrupt, no_gpu,
-         unsafe_no_sandbox, fresh_workers, as_json, profile, sanitize):
+         unsafe_no_sandbox, fresh_workers, as_json, profile, sanitize, compile_baseline):
     """Start or resume the run, execute it with progress on stderr, print the summary."""
     import dataclasses
 
@@ -168,7 +173,7 @@ def _run(config, model_name, base_url, backend, prompt_set, out, resume, skip_co
                                      base_url=base_url, prompt_set=prompt_set or "default",
                                      no_gpu=no_gpu, unsafe_no_sandbox=unsafe_no_sandbox,
                                      fresh_workers=fresh_workers, profile=profile,
-                                     sanitize=sanitize)
+                                     sanitize=sanitize, compile_baseline=compile_baseline)
         run = Run.start(config, out)
     progress.header(run)
     try:

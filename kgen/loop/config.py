@@ -52,6 +52,7 @@ class RunConfig:
     fresh_workers: bool = False  # a new GPU worker per candidate instead of the warm pool
     profile: bool = True  # a passing candidate: profiled with Nsight Compute where ncu works
     sanitize: bool = True  # a failing one: re-run under compute-sanitizer where it is installed
+    compile_baseline: bool = True  # KernelBench: the best kernel timed against torch.compile too
 
     def budget(self) -> Budget:
         return Budget(self.rounds, self.candidates, self.patience, self.wall_seconds, self.tokens)
@@ -123,7 +124,8 @@ def check_config(saved: Mapping[str, Any], where: Path) -> None:
     if seconds is not None and (type(seconds) not in (int, float) or not math.isfinite(seconds)
                                 or seconds < 0):
         raise bad("wall_seconds", "a number >= 0 or null")
-    for key in ("no_gpu", "unsafe_no_sandbox", "fresh_workers", "profile", "sanitize"):
+    for key in ("no_gpu", "unsafe_no_sandbox", "fresh_workers", "profile", "sanitize",
+                "compile_baseline"):
         if type(saved.get(key, False)) is not bool:
             raise bad(key, "true or false")
 

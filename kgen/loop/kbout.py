@@ -56,6 +56,8 @@ def write_outputs(run_dir: RunDir, task: Task, best: Attempt | None,
              "it is."]
     final = final_timing(best) if best.passed else None
     if final is not None:
-        lines += ["- the best kernel timed once more, against torch eager and torch.compile:",
+        against = ("torch eager and torch.compile" if any(t.compiled_ms for t in final.timings)
+                   else "torch eager (torch.compile not timed, or it failed)")
+        lines += [f"- the best kernel timed once more, against {against}:",
                   "", "```", final.describe(), *[f"check  {c}" for c in final.checks], "```"]
     return lines

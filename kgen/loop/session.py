@@ -177,11 +177,12 @@ class Run:
 
     def _final_timing(self, best: Attempt) -> Evaluation | None:
         """A passing KernelBench kernel once more, at every bench size, against torch eager and
-        torch.compile (the loop's rounds skip torch.compile: compiling takes a while)."""
+        (unless --no-compile-baseline) torch.compile: the loop's rounds skip it, compiling takes a
+        while."""
         if self.checker.evaluator is None or best.compile is None or self.task.spec is None:
             return None
         contract, _ = parse_contract(best.source or "", self.task.spec)
-        options = EvalOptions(bench_budget_s=1.0, compile_baseline=True,
+        options = EvalOptions(bench_budget_s=1.0, compile_baseline=self.config.compile_baseline,
                               unsafe_no_sandbox=self.config.unsafe_no_sandbox)
         return evaluate(best.compile, contract, self.task.spec, self.task.arch, options=options)
 

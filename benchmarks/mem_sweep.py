@@ -8,6 +8,7 @@ objective); the share of the copy bandwidth is given per size and as the worst o
 what the target (>= 90% at every bench size) is about.
 
     python -m benchmarks.mem_sweep --op sum --where vec=4 [--dtype float32] [--json FILE]
+    python -m benchmarks.mem_sweep --op problem.py --where "vec=1 unroll=8,16"
 
 `--where` keeps the configurations whose fields have those values (`vec=4 cache=4,8`).
 `--repeat N` judges the whole list N times, each pass in a new worker process (new allocations,
@@ -33,7 +34,7 @@ from kgen.compile import compile_source
 from kgen.gpu.evaluate import EvalOptions, evaluate
 from kgen.gpu.pool import WorkerPool
 from kgen.loop.candidate import parse_contract
-from kgen.ops import load_op
+from kgen.ops import spec_from
 from kgen.verdict import Timing, overall
 
 
@@ -42,7 +43,8 @@ def _keep(p: object, where: dict[str, str]) -> bool:
 
 
 @click.command(help=__doc__)
-@click.option("--op", "ops", multiple=True, required=True, help="a shipped memory-bound op")
+@click.option("--op", "ops", multiple=True, required=True, metavar="SOURCE",
+              help="a shipped memory-bound op, a spec.yaml or a KernelBench problem file")
 @click.option("--dtype", default="float32", show_default=True)
 @click.option("--where", default="", help="field=value[,value] ... that a configuration must have")
 @click.option("--limit", type=int, default=200, show_default=True, help="at most this many")
@@ -58,7 +60,7 @@ def main(ops: tuple[str, ...], dtype: str, where: str, limit: int, repeat: int,
     wanted = dict(pair.split("=", 1) for pair in where.split())
     rows: list[dict] = []
     for op in ops:
-        spec = load_op(op)
+        spec = spec_from(op)
         family = family_for(spec)
         if family is None:
             raise SystemExit(f"{op}: no builtin template")

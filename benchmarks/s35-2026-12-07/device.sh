@@ -7,6 +7,13 @@
 #     make bench's ops rows for log_softmax (any card; the card is in gpu.txt), then kgen generate
 #     on l1_mean_dim.py at 1 GiB float32 (the default changed after s34's 0.91x) with the copy
 #     bandwidth at that size; on an H200 first, make bench's float32 gemm rows (issue 8).
+#   bash benchmarks/s35-2026-12-07/device.sh h200
+#     On an H200: make bench's ops rows for log_softmax, then its float32 gemm rows with 2 rounds
+#     of the builtin search (what is left of the call). On another card: `sweep` below.
+#   bash benchmarks/s35-2026-12-07/device.sh sweep
+#     l1_mean_dim.py at 16 x 4096 x 4095 float32 (INNER odd: 4-byte accesses): dimreduce
+#     configurations with vec 1 through benchmarks.mem_sweep (the loop's own judging), unroll 16
+#     among them, to see what the 0.87x of torch eager is short of.
 set -uo pipefail
 what=${1:-full}
 LIMIT=${LIMIT:-570}
@@ -42,4 +49,23 @@ PY
   cp /tmp/gen/l1_mean_dim/report.md "$OUT/l1_mean_dim-report.md" 2>/dev/null
   cp /tmp/bench/bench-*.json /tmp/bench-f32/bench-*.json "$OUT/" 2>/dev/null
   tail -20 "$OUT/mean.log"
+fi
+if [ "$what" = h200 ]; then
+  if grep -q H200 "$OUT/gpu.txt"; then
+    timeout "$(left)" python3 -m benchmarks.bench_table --dtypes "" --ops log_softmax \
+      --out /tmp/bench 2>&1 | tee "$OUT/bench-log_softmax.log" | tail -8
+    timeout "$(left)" python3 -m benchmarks.bench_table --dtypes float32 --rounds 2 --ops "" \
+      --out /tmp/bench-f32 2>&1 | tee "$OUT/bench-f32.log" | tail -12
+    cp /tmp/bench/bench-*.json /tmp/bench-f32/bench-*.json "$OUT/" 2>/dev/null
+  else
+    what=sweep
+  fi
+fi
+if [ "$what" = sweep ]; then
+  mkdir -p /tmp/big
+  sed -e 's/^dim1 = .*/dim1 = 4096/' -e 's/^dim2 = .*/dim2 = 4095/' \
+    tests/data/kernelbench/l1_mean_dim.py > /tmp/big/l1_mean_dim.py
+  timeout "$(left)" python3 -m benchmarks.mem_sweep --op /tmp/big/l1_mean_dim.py \
+    --where "vec=1 hint=0 tx=32,64,128 ty=2,4,8,16 unroll=4,8,16" --json "$OUT/sweep.json" \
+    2>&1 | tee "$OUT/sweep.log" | tail -8
 fi

@@ -68,7 +68,7 @@ def axes(dtype: str, rows: int) -> dict[str, tuple[int, ...]]:
     return {"tx": (32, 64, 128, 256, 512, 1024) if rows else (16, 32, 64, 128, 256),
             "ty": (1, 2, 4, 8, 16, 32),
             "vec": tuple(v for v in (1, 2, 4, 8) if v * size <= 16),
-            "unroll": (1, 2, 4, 8), "hint": (0, 1)}
+            "unroll": (1, 2, 4, 8, 16), "hint": (0, 1)}
 
 
 def registers(p: ReduceParams) -> int:

@@ -66,6 +66,7 @@ def test_unreadable_run_json_is_one_line(run_path, text):
     ({"mode": "rm -rf"}, "mode"), ({"input_path": ["x"]}, "input_path"),
     ({"wall_seconds": float("nan")}, "wall_seconds"), ({"no_gpu": "yes"}, "no_gpu"),
     ({"prompt_set": {"a": 1}}, "prompt_set"), ({"tokens": -5}, "tokens"),
+    ({"compile_baseline": 0}, "compile_baseline"),
 ])
 def test_mistyped_config_fields_are_named(run_path, changes, field):
     _edit_config(run_path, **changes)

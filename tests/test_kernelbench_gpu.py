@@ -97,19 +97,21 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
 @pytest.mark.parametrize("name", ["l1_matmul", "l1_softmax", "l1_log_softmax", "l1_swish",
                                   "l1_relu",
                                   "l1_leaky_relu", "l1_elu", "l1_softplus", "l1_hardtanh",
-                                  "l1_gelu", "l1_softsign", "l1_sum_dim", "l1_argmax",
+                                  "l1_gelu", "l1_softsign", "l1_hardsigmoid_4d",
+                                  "l1_sum_dim", "l1_argmax",
                                   "l1_mean_dim", "l1_min_dim", "l1_prod_dim",
                                   "l1_argmin_dim0"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
-    log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under
-    the problem's names; the activations from l1_relu.py on say `pointwise: EXPR`, which it
-    writes with the elementwise template (l1_hardtanh.py at 15 x 10003, where rows are not
-    whole vectors); the reductions from l1_sum_dim.py on say `reduce: {op, dim}`, which it
-    writes with the dim-reduction template (over the middle dim, the last, and dim 0 with ties;
-    dims of 257, 1027 and 4099); model_new.py launches it in KernelBench's harness. At
-    l1_matmul's K = 1024 the float32 sums come near KernelBench's 1e-4 (cuBLAS's too: README,
-    "KernelBench problems in and out"), which kgen's check allows for as KernelBench does."""
+    log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under the
+    problem's names; the activations from l1_relu.py on say `pointwise: EXPR`, which it writes with
+    the elementwise template (l1_hardtanh.py at 15 x 10003, where rows are not whole vectors;
+    l1_hardsigmoid_4d.py over an NCHW input, seen flat); the reductions from l1_sum_dim.py on say
+    `reduce: {op, dim}`, which it writes with the dim-reduction template (over the middle dim, the
+    last, and dim 0 with ties; dims of 257, 1027 and 4099); model_new.py launches it in
+    KernelBench's harness. At l1_matmul's K = 1024 the float32 sums come near KernelBench's 1e-4
+    (cuBLAS's too: README, "KernelBench problems in and out"), which kgen's check allows for as
+    KernelBench does."""
     problem = DATA / f"{name}.py"
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",

@@ -36,6 +36,7 @@ ACTIVATIONS = {  # problem file -> the expression its probe finds
     "l1_hardtanh": "min(max(x, -1.0), 1.0)",
     "l1_gelu": "0.5 * x * (1 + erf(x * 0.7071067811865476))",
     "l1_softsign": "x / (abs(x) + 1.0)",
+    "l1_hardsigmoid_4d": "min(max(x / 6 + 0.5, 0), 1)",  # on an NCHW input
 }
 EVERY = ("where(x >= 0.5, exp(x) + log(abs(x) + 1) - log1p(sigmoid(x)) * expm1(-x), "
          "tanh(erf(x)) / sqrt(x * x + 1) + rsqrt(2.0) * max(min(x, 6), -6) + pow(abs(x), 1.5) "
@@ -145,7 +146,7 @@ def _rows(**extra) -> dict:
 def test_a_spec_says_pointwise_and_it_binds_its_operand_and_output(tmp_path):
     spec = build_spec(_rows(), tmp_path, "act.yaml")
     assert spec.pointwise == "max(x, 0)" and spec.same_as == ""
-    assert spec_binding(spec) == {"X": "x", "Y": "out", "M": "B", "N": "D"}
+    assert spec_binding(spec) == {"X": "x", "Y": "out"}
     assert isinstance(family_for(spec), BoundPointwise)
     assert "pointwise: max(x, 0)" in spec_yaml(spec)
     again = tmp_path / "again.yaml"
@@ -160,10 +161,10 @@ def test_a_spec_says_pointwise_and_it_binds_its_operand_and_output(tmp_path):
     ({"tensors": {"x": {"shape": ["B", "D"], "role": "input"},
                   "y": {"shape": ["B", "D"], "role": "input"},
                   "out": {"shape": ["B", "D"], "role": "output"}}, "reference": "x + y"},
-     "field 'pointwise': pointwise takes one operand X[M,N] and one output Y[M,N]"),
+     "field 'pointwise': pointwise takes one operand X and one output Y of the same shape"),
     ({"tensors": {"x": {"shape": ["B", "D"], "role": "input"},
                   "out": {"shape": ["D", "B"], "role": "output"}}},
-     r"x[B,D] -> out[D,B] are not [M,N] -> [M,N]"),
+     r"x[B,D] -> out[D,B] are not one shape of one dim or more"),
 ])
 def test_a_bad_pointwise_field_is_one_error_naming_it(tmp_path, extra, words):
     with pytest.raises(UsageError) as caught:
@@ -212,6 +213,46 @@ def test_the_rendered_kernel_computes_the_expression_on_the_emulator(tmp_path, e
     assert np.allclose(got, want, rtol=1e-5, atol=1e-5), float(np.abs(got - want).max())
 
 
+def _nchw(tmp_path, expression: str):
+    """X[B, C, 5, B]: four dims, one a number, one symbol twice."""
+    return build_spec(_rows(
+        sizes=["B", "C"], pointwise=expression, flops="B * C * B * 5",
+        bytes="2 * B * C * 5 * B * ELEM",
+        tensors={"x": {"shape": ["B", "C", 5, "B"], "role": "input"},
+                 "out": {"shape": ["B", "C", 5, "B"], "role": "output"}},
+        test_sizes=[{"B": 3, "C": 7}], bench_sizes=[{"B": 64, "C": 256}]), tmp_path, "act.yaml")
+
+
+@pytest.mark.nvcc
+def test_an_operand_of_any_rank_is_seen_flat_and_its_dims_are_the_arguments(tmp_path):
+    """Each size symbol is one int argument (B once, though X uses it twice); the number is
+    written into the kernel's product."""
+    spec = _nchw(tmp_path, "x * 2")
+    source = family_for(spec).render(EwParams(op="pointwise"), "float32", SM90)
+    assert "#define KGEN_DIMS , int d_B, int d_C\n" in source
+    assert "#define KGEN_TOTAL ((long long)1 * d_B * d_C * 5 * d_B)" in source
+    contract, problems = parse_contract(source, spec)
+    assert problems == ()
+    (launch,) = contract.launches
+    assert launch.args == ("x", "out", "B", "C") and launch.grid[0].startswith("cdiv(B*C*5*B,")
+    result = compile_source(source, parse_arch("sm_90"))
+    assert result.ok, result.summary
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+def test_the_rendered_kernel_computes_the_expression_over_four_dims_on_the_emulator(tmp_path):
+    """3 x 7 x 5 x 3 = 315 elements: 78 vectors of 4 and 3 elements past the last."""
+    expression = ACTIVATIONS["l1_elu"]
+    spec = _nchw(tmp_path, expression)
+    source = family_for(spec).render(EwParams(op="pointwise", threads=32, vec=4, ept=1),
+                                     "float32", SM90)
+    x = stored(np.random.default_rng(6).standard_normal((3, 7, 5, 3)) * 4, "float32")
+    (got,) = run(source, spec, "float32", {"B": 3, "C": 7}, {"x": x}, tmp_path).values()
+    want = evaluate(expression, torch.from_numpy(x)).numpy()
+    assert got.shape == (3, 7, 5, 3)
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5), float(np.abs(got - want).max())
+
+
 # ---- from a KernelBench problem ----
 
 def _model_output(path: Path, x: torch.Tensor) -> torch.Tensor:
@@ -245,8 +286,9 @@ def test_each_activation_problem_gets_an_expression_that_computes_its_model(name
 
 @pytest.mark.slow
 def test_which_forwards_become_an_expression(tmp_path):
-    """A mask used as a number becomes where(c, 1, 0); a tensor made inside forward, a weight, a
-    reduction, an op the table lacks (logsigmoid) or a 3-D input give none."""
+    """A mask used as a number becomes where(c, 1, 0); a 3-D input is taken as a 2-D one; a
+    tensor made inside forward, a weight, a reduction or an op the table lacks (logsigmoid)
+    give none."""
     text = (DATA / "l1_relu.py").read_text()
     cases = {
         "(x > 0) * x": "where(x > 0.0, 1, 0) * x",
@@ -267,7 +309,7 @@ def test_which_forwards_become_an_expression(tmp_path):
             assert torch.allclose(evaluate(spec.pointwise, x), _model_output(problem, x)), forward
     problem.write_text(text.replace("torch.randn(batch_size, dim)",
                                     "torch.randn(batch_size, 4, dim)"))
-    assert load_problem(problem).pointwise == ""
+    assert load_problem(problem).pointwise == "max(x, 0)"
     weighted = text.replace("super().__init__()", "super().__init__()\n"
                             "        self.scale = nn.Parameter(torch.ones(1))")
     problem.write_text(weighted.replace("torch.relu(x)", "torch.relu(x) * self.scale"))
@@ -286,3 +328,12 @@ def test_the_builtin_author_writes_an_activation_problem_with_the_elementwise_te
     assert problems == () and contract.op == "l1_leaky_relu"
     assert contract.launches[0].args == ("x", "out", "batch_size", "dim")
     assert "'x', 'out'" in (tmp_path / "run" / "model_new.py").read_text()
+
+
+def test_the_builtin_author_writes_a_four_dim_activation_problem(tmp_path):
+    path = DATA / "l1_hardsigmoid_4d.py"
+    best = builtin_best_offline(path, tmp_path / "run")
+    contract, problems = parse_contract(best, load_problem(path))
+    assert problems == () and contract.op == "l1_hardsigmoid_4d"
+    assert contract.launches[0].args == ("x", "out", "batch_size", "channels", "height", "width")
+    assert "x[batch_size,channels,height,width] seen flat" in best

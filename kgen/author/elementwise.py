@@ -100,26 +100,57 @@ def estimate(p: EwParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1.0
     return memcost.estimate(arch, p.threads, regs, 0, width * p.ept, width, factor)
 
 
-def render(p: EwParams, dtype: str, arch: Arch, expression: str = "") -> str:
+@dataclass(frozen=True)
+class Flat:
+    """A spec's `pointwise` operand and output (kgen.ops.sameas.pointwise_binding): their names
+    and X's dims (size symbols or numbers, any rank), which the kernel sees as one flat run."""
+
+    x: str
+    y: str
+    dims: tuple[str, ...]
+
+    @property
+    def symbols(self) -> list[str]:
+        """The kernel's size arguments: each symbol once, in X's order."""
+        return list(dict.fromkeys(d for d in self.dims if not d.isdigit()))
+
+    def params(self) -> str:
+        """The params block's KGEN_DIMS and KGEN_TOTAL (elementwise.cu; the product in 64 bits
+        whatever its first factor)."""
+        named = [d if d.isdigit() else f"d_{d}" for d in self.dims]
+        return (f"#define KGEN_DIMS {''.join(f', int d_{s}' for s in self.symbols)}\n"
+                f"#define KGEN_TOTAL ((long long)1 * {' * '.join(named)})\n")
+
+
+def render(p: EwParams, dtype: str, arch: Arch, expression: str = "",
+           flat: Flat | None = None) -> str:
     """The full .cu source (contract header first) for these parameters, dtype and arch; for
-    op "pointwise", of the spec's `expression`."""
-    if (p.op == POINTWISE) != bool(expression):
-        raise ValueError("an expression is given for op pointwise, and only for it")
+    op "pointwise", of the spec's `expression` over `flat` (its own tensor and size names: the
+    launch line needs no binding)."""
+    if (p.op == POINTWISE) != bool(expression) or (p.op == POINTWISE) != (flat is not None):
+        raise ValueError("an expression and its tensors are given for op pointwise, and only "
+                         "for it")
     info = DTYPES[dtype]
     name = f"{p.op}_ew_{info.short}"
-    steps = f"cdiv(M*N, {p.per_block})"
+    total = "*".join(flat.dims) if flat else "M*N"
+    steps = f"cdiv({total}, {p.per_block})"
     grid = f"min({steps}, SMS*{p.waves})" if p.waves else steps
-    args = "X, bias, Y, M, N" if p.op == "bias_relu" else "X, Y, M, N"
+    if flat:
+        args = ", ".join([flat.x, flat.y, *flat.symbols])
+    else:
+        args = "X, bias, Y, M, N" if p.op == "bias_relu" else "X, Y, M, N"
     launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
     stride = (f"at most {p.waves} blocks per SM, striding over the tensor" if p.waves
               else "one step per block")
     what = f"y = {pointwise.check(expression)}" if expression else _WHAT[p.op]
+    extent = f"{flat.x}[{','.join(flat.dims)}] seen flat" if flat else "any M, N"
     about = (f"Elementwise {what}: {p.threads} threads, {p.vec} x {dtype} per access, "
              f"{p.ept} accesses in flight per thread, {stride}"
-             f"{', evict-first loads/stores' if p.hint else ''}; float32 math; any M, N.")
+             f"{', evict-first loads/stores' if p.hint else ''}; float32 math; {extent}.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {_KGEN_OP[p.op]}\n"
               + (f"#define KGEN_EXPR ({pointwise.to_cuda(expression)})\n" if expression else "")
+              + (flat.params() if flat else "")
               + f"constexpr int THREADS = {p.threads}, VEC = {p.vec}, EPT = {p.ept}, "
               f"HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n")

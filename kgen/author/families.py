@@ -116,20 +116,20 @@ def bind_contract(source: str, shipped: str, op: str, names: dict[str, str],
     """A shipped op's file with its contract for the bound op: `op=SHIPPED` becomes `op=OP` and,
     in the launch lines only, the shipped op's tensor and size names become the op's (the
     kernel's own parameter names do not matter). `claim`: what the spec says, if not
-    `same_as: SHIPPED`."""
+    `same_as: SHIPPED`. No `names`: the launch lines already use the op's names."""
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     lines = source.split("\n")
     last = 0
     for i, line in enumerate(lines):
         if line.startswith(f"// kgen: op={shipped} "):
             lines[i] = line.replace(f"op={shipped} ", f"op={op} ", 1)
-        elif line.startswith("// kgen: launch "):
+        elif line.startswith("// kgen: launch ") and names:
             lines[i] = pattern.sub(lambda m: names[m.group(0)], line)
         if line.startswith("// kgen:"):
             last = i
-    told = ", ".join(f"{k}={v}" for k, v in names.items())
+    told = "".join(f"{', ' if i else ': '}{k}={v}" for i, (k, v) in enumerate(names.items()))
     claim = claim or f"same_as: {shipped}"
-    lines.insert(last + 1, f"// {op} computes {shipped} (its spec says {claim}): {told}.")
+    lines.insert(last + 1, f"// {op} computes {shipped} (its spec says {claim}){told}.")
     return "\n".join(lines)
 
 
@@ -227,16 +227,20 @@ class BoundMem(MemFamily):
         return bind_contract(super().render(p, dtype, arch), self.op, self.spec.name, self.names)
 
 
-class BoundPointwise(BoundMem):
+class BoundPointwise(MemFamily):
     """The elementwise template for an op whose spec says `pointwise: EXPR` (a KernelBench
-    ReLU, ELU, softplus, ...): the spec's expression, bound as BoundMem binds a GELU."""
+    ReLU, ELU, softplus, ...): the spec's expression over its operand and output of any rank,
+    which the kernel sees flat, its launch line written with the spec's own names."""
 
     def __init__(self, spec: OpSpec):
-        super().__init__(elementwise, spec, op=elementwise.POINTWISE)
+        names = sameas.spec_binding(spec)
+        x = next(t for t in spec.tensors if t.name == names["X"])
+        self.flat = elementwise.Flat(names["X"], names["Y"], x.shape)
+        super().__init__(elementwise, spec, op=elementwise.POINTWISE, n=x.shape[-1])
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
-        source = elementwise.render(p, dtype, arch, expression=self.spec.pointwise)
-        return bind_contract(source, self.op, self.spec.name, self.names,
+        source = elementwise.render(p, dtype, arch, self.spec.pointwise, self.flat)
+        return bind_contract(source, self.op, self.spec.name, {},
                              claim=f"pointwise: {self.spec.pointwise}")
 
 

@@ -242,12 +242,12 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
 
 
 def _pointwise(calls: list[Call], inputs: list[Any], out: Any) -> str:
-    """The `pointwise` expression of a forward that is a chain of elementwise ops on its one
-    2-D input, each giving a tensor of the input's shape (and dtype, or bool for a comparison
-    that where() reads), with only numbers besides; else "" (kgen.ops.pointwise)."""
+    """The `pointwise` expression of a forward that is a chain of elementwise ops on its one input
+    (of one dim or more), each giving a tensor of the input's shape (and dtype, or bool for a
+    comparison that where() reads), with only numbers besides; else "" (kgen.ops.pointwise)."""
     import torch
 
-    if len(inputs) != 1 or inputs[0].dim() != 2 or not calls or calls[-1][3] is not out:
+    if len(inputs) != 1 or inputs[0].dim() < 1 or not calls or calls[-1][3] is not out:
         return ""
     x = inputs[0]
     known: dict[int, str] = {id(x): "x"}  # tensor -> its expression

@@ -1,8 +1,8 @@
-"""`pointwise: EXPR` in a spec: the op is Y = EXPR(X), element by element, over its one operand
-X[M,N] and one output Y[M,N] (bound in order, as kgen.ops.sameas binds a softmax), so the builtin
-author can write it with its elementwise template. A KernelBench problem whose forward is a chain
-of elementwise aten ops on its one input (ReLU, sigmoid, ELU, softplus, ...) gets the field from
-its probe (`from_aten`).
+"""`pointwise: EXPR` in a spec: the op is Y = EXPR(X), element by element, over its one operand X
+and one output Y of the same shape, any rank (bound in order: kgen.ops.sameas), so the builtin
+author can write it with its elementwise template, which sees them flat. A KernelBench problem whose
+forward is a chain of elementwise aten ops on its one input (ReLU, sigmoid, ELU, softplus, ...) gets
+the field from its probe (`from_aten`).
 
 EXPR is a small language over `x` (never eval()'d): numbers; + - * /; unary minus; `a ** c`
 with a numeric constant c; the functions exp, log, log1p, expm1, tanh, sigmoid, erf, abs, sqrt,

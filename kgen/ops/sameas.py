@@ -9,7 +9,8 @@ output C[M,N]. softmax, log_softmax, gelu, silu: its one operand is X[M,N], its 
 Y[M,N] (the softmax taken over the last dim). M, N and K are whatever size symbols the shapes
 use (one symbol may stand for several, as in a square matmul). Validation still runs the op's own
 reference, so a wrong claim costs failed candidates, never a wrong result. A spec that says
-`pointwise: EXPR` (kgen.ops.pointwise) binds its operand and output as gelu's.
+`pointwise: EXPR` (kgen.ops.pointwise) binds its one operand X and one output Y of the same shape,
+of any rank (each dim a size symbol or a number): an elementwise kernel sees them flat.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ FORMS = {
     "silu": "silu takes one operand X[M,N] and one output Y[M,N]",
 }
 KNOWN = tuple(FORMS)
-# `pointwise: EXPR` (kgen.ops.pointwise) binds its one operand and output as gelu does
+# `pointwise: EXPR` (kgen.ops.pointwise) binds its one operand and output, of any one shape
 POINTWISE = "pointwise"
-_FORMS = {**FORMS, POINTWISE: "pointwise takes one operand X[M,N] and one output Y[M,N]"}
-COMMON = "in the run's dtype, with every dim a size symbol and no parameters"
+_FORMS = {**FORMS, POINTWISE: "pointwise takes one operand X and one output Y of the same shape "
+                              "(any rank, each dim a size symbol or a number)"}
+_COMMON = {POINTWISE: "in the run's dtype, with no parameters"}
+_SYMBOLS = "in the run's dtype, with every dim a size symbol and no parameters"
 
 
 def binding(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
@@ -56,12 +59,14 @@ def _bind(op: str, tensors: Sequence[Tensor], sizes: Sequence[str],
     why = _mismatch(op, operands, outputs, set(sizes), params)
     if why:
         field = "pointwise" if op == POINTWISE else "same_as"
-        raise ValueError(f"field '{field}': {_FORMS[op]}, {COMMON}; {why}")
+        raise ValueError(f"field '{field}': {_FORMS[op]}, {_COMMON.get(op, _SYMBOLS)}; {why}")
     if op == "gemm":
         (a, b), c = operands, outputs[0]
         return {"A": a.name, "B": b.name, "C": c.name,
                 "M": a.shape[0], "N": b.shape[1], "K": a.shape[1]}
     (x,), y = operands, outputs[0]
+    if op == POINTWISE:  # any rank: the kernel takes X's dims (kgen.author.elementwise.render)
+        return {"X": x.name, "Y": y.name}
     return {"X": x.name, "Y": y.name, "M": x.shape[0], "N": x.shape[1]}
 
 
@@ -86,6 +91,13 @@ def _mismatch(op: str, operands: list[Tensor], outputs: list[Tensor], sizes: set
     typed = [t.name for t in every if t.dtype]
     if typed:
         return f"{', '.join(typed)} set their own dtype"
+    if op == POINTWISE:
+        x, y = operands[0], outputs[0]
+        if not x.shape or x.shape != y.shape:
+            return (f"{x.name}[{','.join(x.shape)}] -> {y.name}[{','.join(y.shape)}] are not one "
+                    "shape of one dim or more")
+        odd = [d for d in x.shape if d not in sizes and not d.isdigit()]
+        return f"{odd[0]} is not a size symbol or a number" if odd else ""
     if any(len(t.shape) != 2 for t in every):
         return "not every tensor is 2-D"
     odd = [d for t in every for d in t.shape if d not in sizes]

@@ -11,7 +11,9 @@
 // (so a vector never crosses a row); the last M*N % VEC elements, or all of them when the vector
 // path is off, go one at a time. Any M, N.
 // Launch: grid=(cdiv(M*N, VEC*THREADS*EPT)) or (min(cdiv(M*N, VEC*THREADS*EPT), SMS*waves))
-// block=(THREADS) smem=0 args=(X, Y, M, N) or (X, bias, Y, M, N).
+// block=(THREADS) smem=0 args=(X, Y, M, N) or (X, bias, Y, M, N). For a spec's `pointwise` the
+// params block may define KGEN_DIMS (X's dims as int arguments after Y, each with a leading
+// comma) and KGEN_TOTAL (their product): X of any rank, seen flat.
 // ---- kgen:params begin (the builtin author replaces this block; these defaults let the file compile alone) ----
 typedef float T;
 #define KGEN_OP 0
@@ -19,6 +21,13 @@ constexpr int THREADS = 256, VEC = 4, EPT = 2, HINT = 0, MIN_BLOCKS = 6;
 #define KGEN_KERNEL elementwise_f32
 // ---- kgen:params end ----
 #include "memops.cuh"
+#ifndef KGEN_DIMS  // the shipped ops' X[M, N]
+#define KGEN_DIMS , int M, int N
+#define KGEN_TOTAL ((long long)M * N)
+#define KGEN_COLS N  // a row's length: bias_relu's bias index
+#else
+#define KGEN_COLS 1  // only bias_relu reads it, and it takes X[M, N]
+#endif
 
 constexpr int V = VEC, WIDTH = VEC * (int)sizeof(T);  // elements and bytes per access
 constexpr int STEP = THREADS * EPT;  // accesses a block makes per step
@@ -49,14 +58,15 @@ KGEN_KERNEL(const T* __restrict__ X,
 #if KGEN_OP == 2
             const T* __restrict__ bias,
 #endif
-            T* __restrict__ Y, int M, int N) {
+            T* __restrict__ Y KGEN_DIMS) {
 #if KGEN_OP != 2
   const T* bias = nullptr;
 #endif
-  const long long total = (long long)M * N;
+  const long long total = KGEN_TOTAL;
+  const int cols = KGEN_COLS;
   const bool narrow = total <= 0xffffffffLL;
   bool vec = aligned_to(X, WIDTH) && aligned_to(Y, WIDTH);
-  if (KGEN_OP == 2) vec = vec && aligned_to(bias, WIDTH) && N % V == 0;
+  if (KGEN_OP == 2) vec = vec && aligned_to(bias, WIDTH) && cols % V == 0;
   const long long nvec = vec ? total / V : 0;
   for (long long base = (long long)blockIdx.x * STEP; base < nvec;
        base += (long long)gridDim.x * STEP) {
@@ -71,7 +81,7 @@ KGEN_KERNEL(const T* __restrict__ X,
       const long long i = base + e * THREADS + threadIdx.x;
       if (i >= nvec) continue;
       float b[V] = {};
-      if (KGEN_OP == 2) load_vec<V>(bias + column(i * V, N, narrow), b);
+      if (KGEN_OP == 2) load_vec<V>(bias + column(i * V, cols, narrow), b);
       float out[V];
 #pragma unroll
       for (int k = 0; k < V; ++k) out[k] = apply(v[e][k], b[k]);
@@ -81,7 +91,7 @@ KGEN_KERNEL(const T* __restrict__ X,
   // The tail past the last whole vector (everything when the vector path is off).
   for (long long j = nvec * V + (long long)blockIdx.x * THREADS + threadIdx.x; j < total;
        j += (long long)gridDim.x * THREADS) {
-    const float b = KGEN_OP == 2 ? to_f(bias[column(j, N, narrow)]) : 0.f;
+    const float b = KGEN_OP == 2 ? to_f(bias[column(j, cols, narrow)]) : 0.f;
     Y[j] = from_f<T>(apply(to_f(X[j]), b));
   }
 }

@@ -18,7 +18,7 @@ test-quick:         ## the same without the slow tests (no install, no lint)
 	$(PYTHON) -m pytest -q -m "not slow and not gpu"
 
 test-gpu:           ## on a GPU machine: the GPU tests (sandbox cheats, author kernels, GPU loop)
-	$(PYTHON) -m pytest -q -m gpu $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -m gpu --durations=15 $(PYTEST_ARGS)
 
 bench:              ## on a GPU machine: the gemm table (naive, builtin, cuBLAS, Triton) and the ops table
 	$(PYTHON) -m benchmarks.bench_table $(BENCH_ARGS)

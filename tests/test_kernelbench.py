@@ -73,6 +73,7 @@ def test_kgen_spec_prints_each_problem_as_a_loadable_spec(path, tmp_path):
     assert [t.name for t in again.tensors] == list(data["tensors"])
     assert again.reference.kind == "kernelbench"
     assert again.reference.text == path.read_text()
+    assert result.stderr.startswith("kgen spec: ") and result.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(("name", "words"), _slow_after_first(sorted(BAD.items())))
@@ -375,3 +376,14 @@ def test_the_final_kernelbench_timing_compiles_the_model_unless_told_not_to(tmp_
     said = ("against torch eager and torch.compile:" if compiled
             else "against torch eager (torch.compile not timed, or it failed):")
     assert said in report
+
+
+@pytest.mark.parametrize("name, said", _slow_after_first([
+    ("l1_relu.py", "kgen spec: the builtin author writes l1_relu with its elementwise template"),
+    ("l1_conv2d.py", "kgen spec: the builtin author has no template for l1_conv2d"),
+    ("l1_mean_dim.py", "writes l1_mean_dim with its dimreduce template")]))
+def test_kgen_spec_says_on_stderr_whether_the_builtin_author_writes_the_op(name, said):
+    result = _spec_cli(str(DATA / name))
+    assert result.exit_code == 0 and said in result.stderr
+    assert "kgen spec" not in result.stdout  # the YAML alone, to save with >
+    assert ("--model NAME --base-url URL" in result.stderr) == ("no template" in said)

@@ -116,11 +116,13 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Reduction:
-    """`reduce: {op: sum, dim: 1}`: the op reduces its one operand over one dim
-    (kgen.ops.reduction); op "" is none."""
+    """`reduce: {op: sum, dim: 1}`: the op reduces its one operand over one dim, or divides it by
+    a norm over one dim (l1norm, l2norm, rmsnorm with its eps; kgen.ops.reduction); op "" is
+    none."""
 
     op: str = ""
     dim: int = 0
+    eps: float = 0.0  # rmsnorm's: x / sqrt(mean(x^2) + eps)
 
 
 @dataclass(frozen=True)

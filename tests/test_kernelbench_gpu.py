@@ -100,7 +100,8 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
                                   "l1_gelu", "l1_softsign", "l1_hardsigmoid_4d",
                                   "l1_sum_dim", "l1_argmax",
                                   "l1_mean_dim", "l1_min_dim", "l1_prod_dim",
-                                  "l1_argmin_dim0"])
+                                  "l1_argmin_dim0", "l1_l1norm", "l1_l2norm",
+                                  "l1_rmsnorm_channels"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
     log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under the
@@ -108,10 +109,10 @@ def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_pat
     the elementwise template (l1_hardtanh.py at 15 x 10003, where rows are not whole vectors;
     l1_hardsigmoid_4d.py over an NCHW input, seen flat); the reductions from l1_sum_dim.py on say
     `reduce: {op, dim}`, which it writes with the dim-reduction template (over the middle dim, the
-    last, and dim 0 with ties; dims of 257, 1027 and 4099); model_new.py launches it in
-    KernelBench's harness. At l1_matmul's K = 1024 the float32 sums come near KernelBench's 1e-4
-    (cuBLAS's too: README, "KernelBench problems in and out"), which kgen's check allows for as
-    KernelBench does."""
+    last, and dim 0 with ties; dims of 257, 1027 and 4099; and the L1, L2 and RMS norms, whose
+    second pass writes X's shape); model_new.py launches it in KernelBench's harness. At l1_matmul's
+    K = 1024 the float32 sums come near KernelBench's 1e-4 (cuBLAS's too: README, "KernelBench
+    problems in and out"), which kgen's check allows for as KernelBench does."""
     problem = DATA / f"{name}.py"
     result = CliRunner().invoke(main, [
         "generate", "--kernelbench", str(problem), "--arch", _arch(), "--rounds", "2", "--out",

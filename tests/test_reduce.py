@@ -22,7 +22,7 @@ from kgen.errors import UsageError
 from kgen.loop.candidate import parse_contract
 from kgen.ops import build_spec, load_op, spec_yaml
 from kgen.ops.kernelbench import load_problem
-from kgen.ops.reduction import OPS, from_aten
+from kgen.ops.reduction import REDUCTIONS, from_aten
 from kgen.spec import Reduction
 
 DATA = Path(__file__).parent / "data" / "kernelbench"
@@ -136,7 +136,7 @@ def test_the_aten_calls_of_torch_reductions_map_to_one_op_and_dim():
 @pytest.mark.nvcc
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_every_op_compiles_in_both_layouts(tmp_path, dtype):
-    for op in OPS:
+    for op in REDUCTIONS:
         for dim in (1, 2):
             spec = _spec(tmp_path, op, dim, dtype)
             family = family_for(spec)
@@ -153,7 +153,7 @@ def _emulated():
     """(op, dim, params, sizes): both layouts, several threads sharing each output (shared
     memory), the vector path and the one-element path (C or R not a multiple of vec)."""
     cases = []
-    for i, op in enumerate(OPS):
+    for i, op in enumerate(REDUCTIONS):
         cases.append((op, 1, ReduceParams(op, 0, 16, 4, 4, 2), {"B": 3, "R": 37, "C": 70}))
         cases.append((op, 2, ReduceParams(op, 1, 64, 2, 4, 2), {"B": 2, "R": 3, "C": 301}))
         if i == 0:

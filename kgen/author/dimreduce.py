@@ -1,6 +1,7 @@
 """The dim-reduction template's parameters and rendering (the CUDA is templates/dimreduce.cu): an
 op whose spec says `reduce: {op, dim}` (kgen.ops.reduction: sum, mean, max, min, prod, argmax,
-argmin over one dim of X, any rank), float32 math for every dtype.
+argmin over one dim of X, any rank; or X divided by its l1, l2 or rms norm over the dim, which
+takes a second pass over X), float32 math for every dtype.
 
 X is [OUTER, R, INNER] in memory. Parameters: op; rows (1 when the reduced dim is X's last, so
 each output is a contiguous row; fixed by the spec, not searched); tx threads along the contiguous
@@ -18,7 +19,7 @@ from kgen.arch import Arch
 from kgen.author import memcost, memspace
 from kgen.author.common import contract_header, fill
 from kgen.dtypes import DTYPES
-from kgen.ops.reduction import INDEX_OPS, OPS, Bound
+from kgen.ops.reduction import INDEX_OPS, NORMS, OPS, Bound
 
 TEMPLATE = "dimreduce"
 KGEN_OP = {op: i for i, op in enumerate(OPS)}
@@ -46,9 +47,11 @@ class ReduceParams:
 
     @property
     def smem_bytes(self) -> int:
-        """Static shared memory: the states handed between threads (dimreduce.cu's `red`)."""
+        """Static shared memory: the states handed between threads (dimreduce.cu's `red`) and,
+        for a norm over an inner dim, each column's factor (`scale`)."""
         slots = self.ty * (self.tx // 32) if self.rows else (self.ty - 1) * self.vec * self.tx
-        return max(1, slots) * STATE_BYTES
+        factors = 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
+        return max(1, slots) * STATE_BYTES + factors
 
     @property
     def span(self) -> int:
@@ -177,10 +180,10 @@ def estimate(p: ReduceParams, arch: Arch, dtype: str, e: Extent, reg_scale: floa
 
 
 def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
-           claim: str) -> str:
+           claim: str, eps: float = 0.0) -> str:
     """The full .cu source (contract header first) for op `op_name`, whose spec's `claim` binds
     it as `bound`: the kernel takes X's size symbols as int arguments and forms OUTER, R and
-    INNER from them (a number in X's shape is written in)."""
+    INNER from them (a number in X's shape is written in). `eps`: rmsnorm's."""
     if bool(p.rows) != bound.rows:
         raise ValueError(f"rows={p.rows} does not match a reduction over "
                          f"{'the last' if bound.rows else 'an inner'} dim")
@@ -202,14 +205,19 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
     args = ", ".join([bound.x, bound.y, *symbols])
     launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
     result = "int64 indices" if p.op in INDEX_OPS else dtype
-    about = (f"{op_name} is a reduction (its spec says {claim}): {p.op} of {bound.x} over R = "
-             f"{bound.r} -> {bound.y} ({result}); OUTER = {_product(bound.outer)}, INNER = "
+    what = (f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {bound.r} -> "
+            f"{bound.y} ({dtype}, {bound.x}'s shape; a second pass re-reads {bound.x})"
+            if p.op in NORMS else
+            f"{p.op} of {bound.x} over R = {bound.r} -> {bound.y} ({result})")
+    about = (f"{op_name} is a reduction (its spec says {claim}): {what}; OUTER = "
+             f"{_product(bound.outer)}, INNER = "
              f"{_product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
              f"flight per thread{', evict-first loads' if p.hint else ''}; float32 math; any "
              "sizes.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {KGEN_OP[p.op]}\n"
-              f"constexpr int TX = {p.tx}, TY = {p.ty}, VEC = {p.vec}, UNROLL = {p.unroll}, "
+              + (f"#define KGEN_EPS {eps!r}f\n" if p.op == "rmsnorm" else "")
+              + f"constexpr int TX = {p.tx}, TY = {p.ty}, VEC = {p.vec}, UNROLL = {p.unroll}, "
               f"ROWS = {p.rows}, HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n"
               f"#define DIMS {', '.join(f'int d_{s}' for s in symbols)}\n"

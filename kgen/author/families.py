@@ -245,10 +245,10 @@ class BoundPointwise(MemFamily):
 
 
 class BoundReduce(MemFamily):
-    """The dim-reduction template for an op whose spec says `reduce: {op, dim}` (a KernelBench
-    sum, mean, max, min, prod, argmax or argmin over one dim). Whether each output is a
-    contiguous row (the reduced dim is X's last) is fixed by the spec, not searched; the defaults
-    and the cost model are judged at the first bench size."""
+    """The dim-reduction template for an op whose spec says `reduce: {op, dim}` (a KernelBench sum,
+    mean, max, min, prod, argmax or argmin over one dim, or L1, L2 or RMS norm over one). Whether
+    each output is a contiguous row (the reduced dim is X's last) is fixed by the spec, not
+    searched; the defaults and the cost model are judged at the first bench size."""
 
     def __init__(self, spec: OpSpec):
         self.reduction, self.bound = reduction.bind(spec.reduce, spec.tensors, spec.sizes,
@@ -277,8 +277,10 @@ class BoundReduce(MemFamily):
         return dimreduce.estimate(p, arch, dtype, self.extent, reg_scale)
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
-        claim = f"reduce: {{op: {self.op}, dim: {self.reduction.dim}}}"
-        return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim)
+        eps = f", eps: {self.reduction.eps!r}" if self.op == "rmsnorm" else ""
+        claim = f"reduce: {{op: {self.op}, dim: {self.reduction.dim}{eps}}}"
+        return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim,
+                                self.reduction.eps)
 
     def parse(self, text: str) -> Any | None:
         p = super().parse(text)
@@ -318,8 +320,8 @@ def why_not(spec: OpSpec | None) -> str:
     kind = _kind_of(spec.name)
     if kind is None:
         return (f"the builtin author has no template for {spec.name} (it writes {written}, "
-                "any elementwise op whose spec says `pointwise: EXPR`, and any reduction over "
-                "one dim whose spec says `reduce: {op, dim}`)")
+                "any elementwise op whose spec says `pointwise: EXPR`, and any reduction, or "
+                "L1, L2 or RMS norm, over one dim whose spec says `reduce: {op, dim}`)")
     sizes, tensors, params = kind.SIGNATURES[spec.name]
     want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
     return (f"the builtin author's {spec.name} template is for the shipped op ({want}"

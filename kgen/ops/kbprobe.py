@@ -197,7 +197,8 @@ def probe(path: Path) -> dict[str, Any]:
             "constants": constants, "flops": int(counter.get_total_flops()),
             "same_as": same_as,
             "pointwise": "" if weights or same_as else _pointwise(calls, inputs, out),
-            "reduce": {} if weights else _reduce(calls, inputs, out),
+            "reduce": {} if weights else (_reduce(calls, inputs, out)
+                                          or _norm(calls, inputs, out)),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
@@ -296,6 +297,21 @@ def _reduce(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
         return {}
     found = reduction.from_aten(str(func).removeprefix("aten."), args, kwargs)
     return {} if found is None else {"op": found.op, "dim": found.dim}  # spec loading normalizes
+
+
+def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
+    """{op, dim, eps} where forward divides its one floating input (2-D or more) by a norm of it
+    over one dim (kgen.ops.reduction.norm_from_aten: L1, L2, RMS); else {}."""
+    if len(inputs) != 1 or inputs[0].dim() < 2 or not inputs[0].dtype.is_floating_point \
+            or any(kwargs for _, _, kwargs, _ in calls):
+        return {}
+    found = reduction.norm_from_aten(
+        [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
+        inputs[0], out)
+    if found is None:
+        return {}
+    return {"op": found.op, "dim": found.dim, **({"eps": found.eps} if found.op == "rmsnorm"
+                                                 else {})}
 
 
 def _meta_failure(exc: Exception) -> str:

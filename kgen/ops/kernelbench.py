@@ -124,7 +124,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     with the check on the exps' row sums, likewise), `same_as: gelu`
     or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
     EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise), or
-    `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce)."""
+    `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce) or
+    its input divided by an L1, L2 or RMS norm of it over one dim (kbprobe._norm)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"

@@ -9,6 +9,11 @@ the dims before the reduced one, INNER of those after) and Y is [OUTER, INNER]. 
 min and prod give the run's dtype; argmax and argmin give int64 indices, the first one on ties
 (as torch does). As with `same_as`, validation still runs the op's own reference, so a wrong
 claim costs failed candidates, never a wrong result.
+
+The norms divide X by a norm of it over the dim, so Y has X's shape: l1norm x / sum(|x|),
+l2norm x / sqrt(sum(x^2)), rmsnorm x / sqrt(mean(x^2) + eps) (`reduce: {op: rmsnorm, dim: 1,
+eps: 1e-5}`; eps is rmsnorm's alone): KernelBench's L1Norm, L2Norm and RMSNorm (over channels)
+problems, read from their aten calls by `norm_from_aten`.
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from typing import Any
 
 from kgen.spec import Param, Reduction, Tensor
 
-OPS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin")
+REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin")  # Y without the dim
+NORMS = ("l1norm", "l2norm", "rmsnorm")  # X divided by a norm over the dim: Y is X's shape
+OPS = (*REDUCTIONS, *NORMS)
 INDEX_OPS = ("argmax", "argmin")  # int64 results
 FORM = ("reduce takes one operand X (2-D or more) and one output Y: X's shape with the reduced "
-        "dim dropped or kept as 1, in the run's dtype (int64 for argmax and argmin), with no "
-        "parameters")
+        "dim dropped or kept as 1 (X's shape itself for l1norm, l2norm and rmsnorm), in the run's "
+        "dtype (int64 for argmax and argmin), with no parameters")
 
 
 @dataclass(frozen=True)
@@ -43,17 +50,22 @@ class Bound:
 
 
 def parse(value: Any) -> Reduction:
-    """The `reduce` field's value ({op: sum, dim: 1}); ValueError naming the field."""
-    if not isinstance(value, dict) or set(value) != {"op", "dim"}:
-        raise ValueError("field 'reduce' should be a mapping with op and dim (e.g. {op: sum, "
-                         "dim: 1})")
-    op, dim = value["op"], value["dim"]
+    """The `reduce` field's value ({op: sum, dim: 1}, {op: rmsnorm, dim: 1, eps: 1e-5});
+    ValueError naming the field."""
+    if not isinstance(value, dict) or not {"op", "dim"} <= set(value) <= {"op", "dim", "eps"}:
+        raise ValueError("field 'reduce' should be a mapping with op and dim, and eps for "
+                         "rmsnorm (e.g. {op: sum, dim: 1})")
+    op, dim, eps = value["op"], value["dim"], value.get("eps", 0.0)
     if op not in OPS:
         raise ValueError(f"field 'reduce.op': {op!r} is not a reduction kgen knows (known: "
                          f"{', '.join(OPS)})")
     if type(dim) is not int:
         raise ValueError(f"field 'reduce.dim' should be an integer, not {dim!r}")
-    return Reduction(op, dim)
+    if "eps" in value and op != "rmsnorm":
+        raise ValueError(f"field 'reduce.eps': only rmsnorm takes eps, not {op}")
+    if type(eps) not in (int, float) or not 0 <= eps < 1e30:
+        raise ValueError(f"field 'reduce.eps' should be a number >= 0, not {eps!r}")
+    return Reduction(op, dim, float(eps))
 
 
 def bind(reduction: Reduction, tensors: Sequence[Tensor], sizes: Sequence[str],
@@ -67,8 +79,8 @@ def bind(reduction: Reduction, tensors: Sequence[Tensor], sizes: Sequence[str],
         raise ValueError(f"field 'reduce': {FORM}; {why}")
     x = operands[0]
     dim = reduction.dim % len(x.shape)
-    return Reduction(reduction.op, dim), Bound(x.name, outputs[0].name, x.shape[:dim],
-                                               x.shape[dim], x.shape[dim + 1:])
+    bound = Bound(x.name, outputs[0].name, x.shape[:dim], x.shape[dim], x.shape[dim + 1:])
+    return Reduction(reduction.op, dim, reduction.eps), bound
 
 
 def _mismatch(reduction: Reduction, operands: list[Tensor], outputs: list[Tensor],
@@ -94,6 +106,9 @@ def _mismatch(reduction: Reduction, operands: list[Tensor], outputs: list[Tensor
     if all(d.isdigit() for d in x.shape):
         return f"{x.name}'s shape names no size symbol"
     dim = reduction.dim % len(x.shape)
+    if reduction.op in NORMS:
+        return "" if y.shape == x.shape else (f"{reduction.op} gives {x.name}'s shape, and "
+                                              f"{y.name} is [{','.join(y.shape)}]")
     dropped = x.shape[:dim] + x.shape[dim + 1:]
     kept = y.shape[:dim] + y.shape[dim + 1:]
     if y.shape != dropped and not (len(y.shape) == len(x.shape) and kept == dropped):
@@ -125,3 +140,55 @@ def from_aten(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Reducti
     if type(dim) is not int:
         return None
     return Reduction(op, dim)
+
+
+def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
+                   out: Any) -> Reduction | None:
+    """The norm a forward's aten calls compute, or None. `calls` are (aten name, args, result)
+    in order, tensors compared by identity with X and the output. Read: x / sum(|x|, d, keepdim),
+    x / norm(x, 2, d, keepdim) (linalg_vector_norm) or x / sqrt(sum(x^2)), x / sqrt(mean(x^2, d,
+    keepdim) + eps) or x * rsqrt(...) (x^2 as x ** 2 or x * x). Every call must take part."""
+    known: dict[int, tuple] = {id(x): ("x",)}  # tensor -> what it is, in terms of X
+
+    def what(value: Any) -> tuple:
+        return known.get(id(value), ("?",))
+
+    def one_dim(dims: Any, keep: Any) -> int | None:
+        ok = isinstance(dims, (list, tuple)) and len(dims) == 1 and type(dims[0]) is int
+        return dims[0] if ok and keep is True else None
+
+    for name, args, result in calls:
+        a = [what(v) for v in args[:2]]
+        found: tuple | None = None
+        if name == "abs.default" and a[0] == ("x",):
+            found = ("abs",)
+        elif (name == "pow.Tensor_Scalar" and a[0] == ("x",) and args[1] == 2) or (
+                name == "mul.Tensor" and a == [("x",), ("x",)]):
+            found = ("square",)
+        elif name in ("sum.dim_IntList", "mean.dim") and len(args) == 3 and a[0][0] in (
+                "abs", "square"):
+            dim = one_dim(args[1], args[2])
+            kind = {("sum", "abs"): "l1", ("sum", "square"): "sumsq",
+                    ("mean", "square"): "meansq"}.get((name.split(".")[0], a[0][0]))
+            found = (kind, dim, 0.0) if dim is not None and kind else None
+        elif name == "linalg_vector_norm.default" and len(args) == 4 and a[0] == ("x",) \
+                and args[1] == 2:
+            dim = one_dim(args[2], args[3])
+            found = ("l2", dim, 0.0) if dim is not None else None
+        elif name == "add.Tensor" and a[0][0] == "meansq" and type(args[1]) in (int, float):
+            found = ("meansq", a[0][1], a[0][2] + args[1])
+        elif name in ("sqrt.default", "rsqrt.default") and a[0][0] in ("sumsq", "meansq"):
+            found = ({"sumsq": "l2", "meansq": "rms"}[a[0][0]], *a[0][1:])
+            found = found if name == "sqrt.default" else ("inverse", *found)
+        elif name == "div.Tensor" and a[0] == ("x",) and a[1][0] in ("l1", "l2", "rms"):
+            found = ("norm", *a[1])
+        elif name == "mul.Tensor" and ("x",) in a and any(k[0] == "inverse" for k in a):
+            found = ("norm", *next(k for k in a if k[0] == "inverse")[1:])
+        if found is None:
+            return None
+        known[id(result)] = found
+    last = what(out)
+    if last[0] != "norm" or (last[1] != "rms" and last[3]):
+        return None
+    return Reduction({"l1": "l1norm", "l2": "l2norm", "rms": "rmsnorm"}[last[1]], last[2],
+                     float(last[3]))

@@ -2,6 +2,9 @@
 // memory, [OUTER, R, INNER] (OUTER: the product of the dims before the reduced one, INNER: of
 // those after); Y is [OUTER, INNER]. KGEN_OP 0: sum; 1: mean; 2: max; 3: min; 4: prod (each in
 // T); 5: argmax; 6: argmin (int64, the first index on ties, 0 for a row with no number).
+// KGEN_OP 7-9, the norms, write Y with X's shape: X times a factor of each (OUTER, INNER)
+// column's sum, 7: 1 / sum|x| (l1norm), 8: 1 / sqrt(sum x^2) (l2norm), 9: 1 / sqrt(mean x^2 +
+// KGEN_EPS) (rmsnorm); a second pass re-reads X (its block's part, likely still in L2).
 // Two layouts, fixed per op by where the reduced dim is:
 //   ROWS 0 (the reduced dim is not X's last): TX threads side by side along INNER, each owning
 //   VEC adjacent columns (read as one access: consecutive threads, consecutive bytes), and TY
@@ -27,9 +30,13 @@ constexpr int TX = 32, TY = 8, VEC = 4, UNROLL = 4, ROWS = 0, HINT = 0, MIN_BLOC
 #define INNER (d_C)
 // ---- kgen:params end ----
 #include "memops.cuh"
+#ifndef KGEN_EPS
+#define KGEN_EPS 0.f
+#endif
 
 constexpr unsigned FULL = 0xffffffffu;
-#if KGEN_OP >= 5
+constexpr bool NORM = KGEN_OP >= 7;
+#if KGEN_OP == 5 || KGEN_OP == 6
 typedef long long Out;
 #else
 typedef T Out;
@@ -43,7 +50,7 @@ struct State {
   float v;
   int i;
   static __device__ State none() {
-#if KGEN_OP <= 1
+#if KGEN_OP <= 1 || KGEN_OP >= 7
     return {0.f, 0};
 #elif KGEN_OP == 2 || KGEN_OP == 5
     return {-INFINITY, 0x7fffffff};
@@ -56,6 +63,10 @@ struct State {
   __device__ __forceinline__ void add(float x, int r) {
 #if KGEN_OP <= 1
     v += x;
+#elif KGEN_OP == 7
+    v += fabsf(x);
+#elif KGEN_OP >= 8
+    v = fmaf(x, x, v);
 #elif KGEN_OP == 2
     v = fmaxf(v, x);
 #elif KGEN_OP == 3
@@ -69,7 +80,7 @@ struct State {
 #endif
   }
   __device__ __forceinline__ State with(State o) const {
-#if KGEN_OP <= 1
+#if KGEN_OP <= 1 || KGEN_OP >= 7
     return {v + o.v, 0};
 #elif KGEN_OP == 2
     return {fmaxf(v, o.v), 0};
@@ -90,10 +101,21 @@ struct State {
   __device__ __forceinline__ Out result(int n) const {
 #if KGEN_OP == 1
     return from_f<T>(v / (float)n);
-#elif KGEN_OP >= 5
+#elif KGEN_OP == 5 || KGEN_OP == 6
     return i < n ? i : 0;
 #else
     return from_f<T>(v);
+#endif
+  }
+  // The norms' factor for a reduced dim of n elements (x / sum is x times 1 / sum, within an
+  // ulp or two).
+  __device__ __forceinline__ float factor(int n) const {
+#if KGEN_OP == 7
+    return 1.f / v;
+#elif KGEN_OP == 8
+    return rsqrtf(v);
+#else
+    return rsqrtf(v / (float)n + KGEN_EPS);
 #endif
   }
 };
@@ -141,16 +163,61 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
       for (int k = 0; k < VEC; ++k) red[((ty - 1) * VEC + k) * TX + tx] = s[k];
     }
     __syncthreads();
-    if (ty > 0) return;
-    for (int j = 0; j < TY - 1; ++j) {
+    if (ty > 0 && !NORM) return;
+    if (ty == 0) {
+      for (int j = 0; j < TY - 1; ++j) {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) s[k] = s[k].with(red[(j * VEC + k) * TX + tx]);
+        for (int k = 0; k < VEC; ++k) s[k] = s[k].with(red[(j * VEC + k) * TX + tx]);
+      }
     }
   }
-  Out* y = Y + (size_t)o * inner;
+  if constexpr (NORM) {  // row 0's factors to every row, then each row scales its share of R
+    __shared__ float scale[VEC * TX];
+    if (ty == 0) {
 #pragma unroll
-  for (int k = 0; k < VEC; ++k)
-    if (c0 + k < inner) y[c0 + k] = s[k].result(R);
+      for (int k = 0; k < VEC; ++k) scale[k * TX + tx] = s[k].factor(R);
+    }
+    __syncthreads();
+    float g[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) g[k] = scale[k * TX + tx];
+    Out* y = Y + (size_t)o * R * inner + (live ? c0 : 0);
+    for (int r0 = ty; live && r0 < R; r0 += TY * UNROLL) {  // the first pass's order and depth
+      float f[UNROLL][VEC];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int r = r0 + u * TY;
+        if (r >= R) continue;
+        const T* p = x + (size_t)r * inner;
+        if constexpr (FAST) {
+          load_vec<VEC, HINT>(p, f[u]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) f[u][k] = c0 + k < inner ? to_f(ld<HINT>(p + k)) : 0.f;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int r = r0 + u * TY;
+        if (r >= R) continue;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) f[u][k] *= g[k];
+        Out* q = y + (size_t)r * inner;
+        if constexpr (FAST) {
+          store_vec<VEC>(q, f[u]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < VEC; ++k)
+            if (c0 + k < inner) q[k] = from_f<T>(f[u][k]);
+        }
+      }
+    }
+  } else {
+    Out* y = Y + (size_t)o * inner;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (c0 + k < inner) y[c0 + k] = s[k].result(R);
+  }
 }
 
 // ROWS 1: row o = blockIdx.x * TY + ty, its accesses tx, tx + TX, ... of V elements each.
@@ -186,8 +253,35 @@ __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ 
     __syncthreads();
     if (tx == 0)
       for (int j = 1; j < WARPS; ++j) s = s.with(red[ty * WARPS + j]);
+    if constexpr (NORM) {  // every thread of the row needs the total (the lanes of each warp
+      __syncthreads();     // have their warp's from the butterfly above)
+      if (tx == 0) red[ty * WARPS] = s;
+      __syncthreads();
+      s = red[ty * WARPS];
+    }
   }
-  if (live && tx == 0) Y[o] = s.result(R);
+  if constexpr (NORM) {  // the row again, each element times the factor, in the first pass's order
+    const float g = s.factor(R);
+    Out* y = Y + (size_t)(live ? o : 0) * R;
+    for (int i0 = tx; live && i0 < nv; i0 += TX * UNROLL) {
+      float f[UNROLL][V];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int i = i0 + u * TX;
+        if (i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int i = i0 + u * TX;
+        if (i >= nv) continue;
+#pragma unroll
+        for (int k = 0; k < V; ++k) f[u][k] *= g;
+        store_vec<V>(y + (size_t)i * V, f[u]);
+      }
+    }
+  } else if (live && tx == 0) {
+    Y[o] = s.result(R);
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(TX * TY, MIN_BLOCKS)
@@ -197,7 +291,8 @@ extern "C" __global__ void __launch_bounds__(TX * TY, MIN_BLOCKS)
   // one buffer for both paths: the states handed over between threads (see columns and rows)
   constexpr int SLOTS = ROWS ? TY * (TX / 32) : (TY - 1) * VEC * TX;
   __shared__ State red[SLOTS > 1 ? SLOTS : 1];
-  const bool fast = (ROWS ? R : inner) % VEC == 0 && aligned_to(X, VEC * (int)sizeof(T));
+  const bool fast = (ROWS ? R : inner) % VEC == 0 && aligned_to(X, VEC * (int)sizeof(T)) &&
+                    (!NORM || aligned_to(Y, VEC * (int)sizeof(T)));  // the norms store vectors
   if constexpr (ROWS) {
     if (fast)
       rows<VEC>(X, Y, outer, R, red);

@@ -1,0 +1,191 @@
+"""The norms of `reduce: {op, dim}` (l1norm, l2norm, rmsnorm: X divided by a norm of it over one
+dim, Y of X's shape): the field (one error naming it), the dim-reduction template's second pass in
+both layouts on the CPU emulator against numpy in float64 (threads sharing a column or a row,
+the vector and the one-element paths), nvcc in every dtype, the aten calls KernelBench's L1Norm,
+L2Norm and RMSNorm forwards make, and the builtin author writing such a problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from emulate import HAVE_GXX, run, stored
+from helpers import builtin_best_offline
+
+from kgen.arch import parse_arch
+from kgen.author.dimreduce import ReduceParams
+from kgen.author.families import BoundReduce, family_for
+from kgen.compile import compile_source
+from kgen.errors import UsageError
+from kgen.loop.candidate import parse_contract
+from kgen.ops import build_spec, load_op, spec_yaml
+from kgen.ops.kernelbench import load_problem
+from kgen.ops.reduction import NORMS, norm_from_aten
+from kgen.spec import Reduction
+
+DATA = Path(__file__).parent / "data" / "kernelbench"
+SM90 = parse_arch("sm_90", check_nvcc=False)
+EPS = 1e-5
+REFERENCE = {"l1norm": "x / torch.sum(torch.abs(x), dim={d}, keepdim=True)",
+             "l2norm": "x / torch.sqrt(torch.sum(x * x, dim={d}, keepdim=True))",
+             "rmsnorm": f"x / torch.sqrt(torch.mean(x * x, dim={{d}}, keepdim=True) + {EPS})"}
+
+
+def numpy_norm(op: str, x: np.ndarray, dim: int) -> np.ndarray:
+    x = x.astype(np.float64)
+    if op == "l1norm":
+        return x / np.abs(x).sum(axis=dim, keepdims=True)
+    if op == "l2norm":
+        return x / np.sqrt((x * x).sum(axis=dim, keepdims=True))
+    return x / np.sqrt((x * x).mean(axis=dim, keepdims=True) + EPS)
+
+
+def _spec(tmp_path, op: str = "rmsnorm", dim: int = 1, dtype: str = "float32", **extra):
+    """X[B, R, C] divided by its norm over `dim`."""
+    reference = "float64" if dtype == "float32" else "float32"
+    field = {"op": op, "dim": dim, **({"eps": EPS} if op == "rmsnorm" else {})}
+    data = {"name": "nrm", "sizes": ["B", "R", "C"], "reference": REFERENCE[op].format(d=dim),
+            "flops": "3 * B * R * C", "bytes": "3 * B * R * C * ELEM",
+            "tensors": {"x": {"shape": ["B", "R", "C"], "role": "input"},
+                        "out": {"shape": ["B", "R", "C"], "role": "output"}},
+            "dtypes": {dtype: {"reference": reference, "atol": 1e-5, "rtol": 1e-5}},
+            "test_sizes": [{"B": 3, "R": 5, "C": 7}],
+            "bench_sizes": [{"B": 16, "R": 64, "C": 65536}], "reduce": field}
+    data.update(extra)
+    return build_spec(data, tmp_path, "nrm.yaml")
+
+
+# ---- the field ----
+
+def test_a_spec_says_a_norm_and_it_loads_back_with_its_eps(tmp_path):
+    spec = _spec(tmp_path, "rmsnorm", -2)
+    assert spec.reduce == Reduction("rmsnorm", 1, EPS)
+    assert "reduce: {op: rmsnorm, dim: 1, eps: 1.0e-05}" in spec_yaml(spec)
+    again = tmp_path / "again.yaml"
+    again.write_text(spec_yaml(spec))
+    assert load_op(path=again).reduce == Reduction("rmsnorm", 1, EPS)
+    assert isinstance(family_for(spec), BoundReduce)
+
+
+@pytest.mark.parametrize("extra, words", [
+    ({"reduce": {"op": "l2norm", "dim": 1, "eps": 1e-6}},
+     "field 'reduce.eps': only rmsnorm takes eps, not l2norm"),
+    ({"reduce": {"op": "rmsnorm", "dim": 1, "eps": "small"}},
+     "field 'reduce.eps' should be a number >= 0"),
+    ({"reduce": {"op": "rmsnorm", "dim": 1, "eps": -1.0}},
+     "field 'reduce.eps' should be a number >= 0"),
+    ({"tensors": {"x": {"shape": ["B", "R", "C"], "role": "input"},
+                  "out": {"shape": ["B", "C"], "role": "output"}}},
+     "rmsnorm gives x's shape, and out is [B,C]"),
+])
+def test_a_bad_norm_field_is_one_error_naming_it(tmp_path, extra, words):
+    with pytest.raises(UsageError) as caught:
+        _spec(tmp_path, **extra)
+    assert words in str(caught.value)
+
+
+# ---- the template ----
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_every_norm_compiles_in_both_layouts(tmp_path, dtype):
+    for op in NORMS:
+        for dim in (1, 2):
+            spec = _spec(tmp_path, op, dim, dtype)
+            family = family_for(spec)
+            p, _ = family.first(SM90, dtype)
+            source = family.render(p, dtype, SM90)
+            assert ("#define KGEN_EPS 1e-05f" in source) == (op == "rmsnorm")
+            result = compile_source(source, parse_arch("sm_90"))
+            assert result.ok, (op, dim, result.summary)
+            contract, problems = parse_contract(source, spec)
+            assert problems == () and contract.launches[0].args == ("x", "out", "B", "R", "C")
+
+
+def _emulated():
+    """(op, dim, params, sizes): over an inner dim with threads splitting R (shared memory) and
+    alone, vectors and single elements (C not a multiple of vec); over the last dim with one warp
+    and with several per row (their totals meet in shared memory), vectors and single elements."""
+    cases = []
+    for i, op in enumerate(NORMS):
+        cases.append((op, 1, ReduceParams(op, 0, 16, 4, 4, 2), {"B": 3, "R": 37, "C": 70}))
+        cases.append((op, 2, ReduceParams(op, 1, 64, 2, 4, 2), {"B": 3, "R": 5, "C": 301}))
+        if i == 0:
+            cases.append((op, 1, ReduceParams(op, 0, 32, 1, 2, 4), {"B": 2, "R": 9, "C": 64}))
+            cases.append((op, 2, ReduceParams(op, 1, 32, 4, 4, 4), {"B": 5, "R": 5, "C": 256}))
+    return [pytest.param(*case, marks=[pytest.mark.slow] if k > 2 else [])
+            for k, case in enumerate(cases)]
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("op, dim, p, sizes", _emulated())
+def test_the_rendered_kernel_divides_by_the_norm_on_the_emulator(tmp_path, op, dim, p, sizes):
+    """The emulator's outputs start as zeros and no expected value is 0, so a position the second
+    pass misses fails."""
+    spec = _spec(tmp_path, op, dim, bench_sizes=[sizes])
+    source = family_for(spec).render(p, "float32", SM90)
+    rng = np.random.default_rng(len(op) * 10 + dim)
+    x = stored(rng.standard_normal((sizes["B"], sizes["R"], sizes["C"])) + 0.5, "float32")
+    (got,) = run(source, spec, "float32", sizes, {"x": x}, tmp_path).values()
+    want = numpy_norm(op, x, dim)
+    assert got.shape == x.shape
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-6), float(np.abs(got - want).max())
+
+
+# ---- from a KernelBench problem ----
+
+def _calls(*steps):
+    """(aten name, args, result) with fresh objects standing in for tensors."""
+    return [(name, args, result) for name, args, result in steps]
+
+
+def test_the_aten_calls_of_the_three_norms_are_read():
+    x, a, s, m, e, r, y = (SimpleNamespace(n=n) for n in "xasmery")
+    l1 = _calls(("abs.default", (x,), a), ("sum.dim_IntList", (a, [1], True), s),
+                ("div.Tensor", (x, s), y))
+    assert norm_from_aten(l1, x, y) == Reduction("l1norm", 1)
+    l2 = _calls(("linalg_vector_norm.default", (x, 2, [-1], True), s), ("div.Tensor", (x, s), y))
+    assert norm_from_aten(l2, x, y) == Reduction("l2norm", -1)
+    rms = _calls(("pow.Tensor_Scalar", (x, 2), a), ("mean.dim", (a, [1], True), m),
+                 ("add.Tensor", (m, 1e-5), e), ("sqrt.default", (e,), r), ("div.Tensor", (x, r), y))
+    assert norm_from_aten(rms, x, y) == Reduction("rmsnorm", 1, 1e-5)
+    inverse = _calls(("mul.Tensor", (x, x), a), ("mean.dim", (a, [2], True), m),
+                     ("add.Tensor", (m, 1e-6), e), ("rsqrt.default", (e,), r),
+                     ("mul.Tensor", (r, x), y))
+    assert norm_from_aten(inverse, x, y) == Reduction("rmsnorm", 2, 1e-6)
+    # not norms: keepdim off, two dims, a square root of a sum plus eps, a p=1 vector norm,
+    # a result other than the forward's output, and one call too many
+    assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [1], False), s), l1[2]), x, y) \
+        is None
+    assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [1, 2], True), s), l1[2]), x,
+                          y) is None
+    assert norm_from_aten(_calls(("mul.Tensor", (x, x), a), ("sum.dim_IntList", (a, [1], True), s),
+                                 ("add.Tensor", (s, 1e-5), e), ("sqrt.default", (e,), r),
+                                 ("div.Tensor", (x, r), y)), x, y) is None
+    assert norm_from_aten(_calls(("linalg_vector_norm.default", (x, 1, [1], True), s),
+                                 ("div.Tensor", (x, s), y)), x, y) is None
+    assert norm_from_aten(l1, x, s) is None
+    assert norm_from_aten([*l1, ("mul.Tensor", (y, 2), r)], x, r) is None
+
+
+PROBLEMS = {"l1_l1norm": Reduction("l1norm", 1), "l1_l2norm": Reduction("l2norm", 1),
+            "l1_rmsnorm_channels": Reduction("rmsnorm", 1, 1e-5)}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if i else [])
+                                  for i, n in enumerate(PROBLEMS)])
+def test_each_norm_problem_gets_the_field(name):
+    spec = load_problem(DATA / f"{name}.py")
+    assert spec.reduce == PROBLEMS[name] and spec.pointwise == "" and spec.same_as == ""
+    assert isinstance(family_for(spec), BoundReduce)
+
+
+def test_the_builtin_author_writes_a_norm_problem_with_the_template(tmp_path):
+    path = DATA / "l1_rmsnorm_channels.py"
+    best = builtin_best_offline(path, tmp_path / "run")
+    assert "template=dimreduce op=rmsnorm rows=0" in best and "#define KGEN_EPS 1e-05f" in best
+    contract, problems = parse_contract(best, load_problem(path))
+    assert problems == () and contract.op == "l1_rmsnorm_channels"
+    assert contract.launches[0].args == ("x", "out", "batch_size", "features", "dim1", "dim2")

@@ -7,6 +7,13 @@
 #     make bench's ops rows for log_softmax (any card; the card is in gpu.txt), then kgen generate
 #     on l1_mean_dim.py at 1 GiB float32 (the default changed after s34's 0.91x) with the copy
 #     bandwidth at that size; on an H200 first, make bench's float32 gemm rows (issue 8).
+#   bash benchmarks/s35-2026-12-07/device.sh part1 | part2
+#     make test-gpu in two halves that each fit a 10-minute call (8 workers): part1 the
+#     KernelBench, memory-author and ops files, part2 the rest.
+#   bash benchmarks/s35-2026-12-07/device.sh new
+#     Not yet run: the GPU tests of what this session wrote on the CPU (l1_hardsigmoid_4d.py, a
+#     4-D pointwise; l1_l1norm.py, l1_l2norm.py, l1_rmsnorm_channels.py, the norms), then kgen
+#     generate on the RMS norm over the 64 channels of 16 x 64 x 256 x 256 float32 (256 MiB).
 #   bash benchmarks/s35-2026-12-07/device.sh h200
 #     On an H200: make bench's ops rows for log_softmax, then its float32 gemm rows with 2 rounds
 #     of the builtin search (what is left of the call). On another card: `sweep` below.
@@ -23,6 +30,30 @@ left() { local n=$((LIMIT - SECONDS)); echo $((n > 5 ? n : 5)); }  # never 0: th
 if [ "$what" = full ]; then
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=15 2>&1 \
     | tee "$OUT/test-gpu.log" | tail -30
+fi
+FIRST="tests/test_kernelbench_gpu.py tests/test_author_memory_run.py tests/test_ops_gpu.py"
+if [ "$what" = part1 ]; then
+  timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=15 $FIRST \
+    2>&1 | tee "$OUT/test-gpu-part1.log" | tail -30
+fi
+if [ "$what" = part2 ]; then
+  rest=$(ls tests/test_*.py | grep -v -e test_kernelbench_gpu -e test_author_memory_run \
+    -e test_ops_gpu)
+  timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=15 $rest \
+    2>&1 | tee "$OUT/test-gpu-part2.log" | tail -30
+fi
+if [ "$what" = new ]; then
+  timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+    tests/test_kernelbench_gpu.py -k "hardsigmoid_4d or norm" 2>&1 | tee "$OUT/new-gpu.log" \
+    | tail -12
+  mkdir -p /tmp/big
+  sed -e 's/^batch_size = .*/batch_size = 16/' -e 's/^dim1 = .*/dim1 = 256/' \
+    -e 's/^dim2 = .*/dim2 = 256/' tests/data/kernelbench/l1_rmsnorm_channels.py \
+    > /tmp/big/l1_rmsnorm_channels.py
+  timeout "$(left)" python3 -m kgen generate --kernelbench /tmp/big/l1_rmsnorm_channels.py \
+    --arch sm_90 --rounds 4 --out /tmp/gen/rms >> "$OUT/rms.log" 2>&1
+  cp /tmp/gen/rms/report.md "$OUT/rms-report.md" 2>/dev/null
+  tail -20 "$OUT/rms.log"
 fi
 if [ "$what" = rows ]; then
   if grep -q H200 "$OUT/gpu.txt"; then

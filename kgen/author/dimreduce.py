@@ -50,7 +50,8 @@ class ReduceParams:
         """Static shared memory: the states handed between threads (dimreduce.cu's `red`) and,
         for a norm over an inner dim, each column's factor (`scale`)."""
         slots = self.ty * (self.tx // 32) if self.rows else (self.ty - 1) * self.vec * self.tx
-        factors = 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
+        # one `scale` array in each of the vector and one-element paths' instantiations
+        factors = 2 * 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
         return max(1, slots) * STATE_BYTES + factors
 
     @property

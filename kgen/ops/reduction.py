@@ -187,8 +187,8 @@ def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
         if found is None:
             return None
         known[id(result)] = found
-    last = what(out)
-    if last[0] != "norm" or (last[1] != "rms" and last[3]):
+    last = what(out)  # ("norm", l1 | l2 | rms, dim, eps): only the rms form ever adds an eps
+    if last[0] != "norm":
         return None
     return Reduction({"l1": "l1norm", "l2": "l2norm", "rms": "rmsnorm"}[last[1]], last[2],
                      float(last[3]))

@@ -120,6 +120,25 @@ struct State {
   }
 };
 
+// ROWS 0: rows r0, r0 + TY, ... (UNROLL of them, those below R) of this thread's VEC columns
+// c0.. (x points at column c0 of row 0), every access issued before any is used.
+template <bool FAST>
+__device__ __forceinline__ void load_rows(const T* __restrict__ x, int r0, int R, int inner,
+                                          int c0, float (&f)[UNROLL][VEC]) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const int r = r0 + u * TY;
+    if (r >= R) continue;
+    const T* p = x + (size_t)r * inner;
+    if constexpr (FAST) {
+      load_vec<VEC, HINT>(p, f[u]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) f[u][k] = c0 + k < inner ? to_f(ld<HINT>(p + k)) : 0.f;
+    }
+  }
+}
+
 // ROWS 0: this thread's VEC columns c0.. of OUTER index o, its share of R (r = ty, ty + TY, ...).
 // Each of UNROLL accesses is issued before any is added.
 template <bool FAST>
@@ -135,24 +154,13 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
   State s[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) s[k] = State::none();
-  for (int r0 = ty; r0 < R; r0 += TY * UNROLL) {
+  for (int r0 = ty; live && r0 < R; r0 += TY * UNROLL) {
     float f[UNROLL][VEC];
+    load_rows<FAST>(x, r0, R, inner, c0, f);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const int r = r0 + u * TY;
-      if (!live || r >= R) continue;
-      const T* p = x + (size_t)r * inner;
-      if constexpr (FAST) {
-        load_vec<VEC, HINT>(p, f[u]);
-      } else {
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) f[u][k] = c0 + k < inner ? to_f(ld<HINT>(p + k)) : 0.f;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const int r = r0 + u * TY;
-      if (!live || r >= R) continue;
+      if (r >= R) continue;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) s[k].add(f[u][k], r);
     }
@@ -184,18 +192,7 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
     Out* y = Y + (size_t)o * R * inner + (live ? c0 : 0);
     for (int r0 = ty; live && r0 < R; r0 += TY * UNROLL) {  // the first pass's order and depth
       float f[UNROLL][VEC];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int r = r0 + u * TY;
-        if (r >= R) continue;
-        const T* p = x + (size_t)r * inner;
-        if constexpr (FAST) {
-          load_vec<VEC, HINT>(p, f[u]);
-        } else {
-#pragma unroll
-          for (int k = 0; k < VEC; ++k) f[u][k] = c0 + k < inner ? to_f(ld<HINT>(p + k)) : 0.f;
-        }
-      }
+      load_rows<FAST>(x, r0, R, inner, c0, f);
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int r = r0 + u * TY;

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,38 +59,45 @@ def stored(values: np.ndarray, dtype: str) -> np.ndarray:
     return from_bits(to_bits(values, dtype).tobytes(), dtype).reshape(values.shape)
 
 
-def _main(launch: Launch, spec: OpSpec, dtype: str, values: dict[str, int], offset: int,
-          cluster: int | None) -> str:
-    """A main() that reads every tensor from argv files, launches, writes the outputs back;
-    `cluster` set: launch_async with clusters of that many CTAs."""
+def _main(launches: Sequence[Launch], spec: OpSpec, dtype: str, values: dict[str, int],
+          offset: int, clusters: Sequence[int | None]) -> str:
+    """A main() that reads every tensor from argv files, runs the launches in turn (in one
+    process, so a static `__device__` workspace one writes is there for the next), writes the
+    outputs back. Launch n's grid and block come from KGEN_GXn, ...; `clusters[n]` set:
+    launch_async with clusters of that many CTAs."""
     tensors = {t.name: t for t in spec.tensors}
     params = {p.name for p in spec.params}
-    lines, call = [], []
+    lines = []
     for i, t in enumerate(spec.tensors):
         ctype = CTYPES[spec.tensor_dtype(t, dtype)]
         lines.append(f"  {ctype}* {t.name} = ({ctype}*)load(argv[{i + 1}], {offset} * "
                      f"sizeof({ctype}));")
-    for i, arg in enumerate(launch.arguments()):
-        if isinstance(arg, TensorMapArg):
-            rows, cols = (f"atol(getenv(\"KGEN_{d}\"))" for d in tensors[arg.tensor].shape)
-            box = arg.box_dims(values)
-            lines.append(f"  CUtensorMap map{i} = emu_tensor_map({arg.tensor}, {rows}, {cols}, "
-                         f"sizeof(*{arg.tensor}), {box[0]}, {box[1]}, {arg.swizzle}, "
-                         f"{'true' if arg.optional else 'false'});")
-            call.append(f"map{i}")
-            continue
-        name = arg
-        if name in tensors:
-            call.append(name)
-        elif name in params:
-            call.append(f"(float)atof(getenv(\"KGEN_{name}\"))")
-        else:
-            call.append(f"atoi(getenv(\"KGEN_{name}\"))")
+    for n, (launch, cluster) in enumerate(zip(launches, clusters, strict=True)):
+        call = []
+        for i, arg in enumerate(launch.arguments()):
+            if isinstance(arg, TensorMapArg):
+                rows, cols = (f"atol(getenv(\"KGEN_{d}\"))" for d in tensors[arg.tensor].shape)
+                box = arg.box_dims(values)
+                lines.append(f"  CUtensorMap map{n}_{i} = emu_tensor_map({arg.tensor}, {rows}, "
+                             f"{cols}, sizeof(*{arg.tensor}), {box[0]}, {box[1]}, "
+                             f"{arg.swizzle}, {'true' if arg.optional else 'false'});")
+                call.append(f"map{n}_{i}")
+            elif arg in tensors:
+                call.append(arg)
+            elif arg in params:
+                call.append(f"(float)atof(getenv(\"KGEN_{arg}\"))")
+            else:
+                call.append(f"atoi(getenv(\"KGEN_{arg}\"))")
+        body = f"[&] {{ {launch.kernel}({', '.join(call)}); }}"
+        smem = f"atol(getenv(\"KGEN_SMEM{n}\"))"
+        start = (f"emu::launch(grid, block, {smem}, {body});" if cluster is None else
+                 f"emu::launch_async(grid, block, {cluster}, {smem}, {body});")
+        lines.append(f"  {{\n    dim3 grid{{(unsigned)atoi(getenv(\"KGEN_GX{n}\")), "
+                     f"(unsigned)atoi(getenv(\"KGEN_GY{n}\")), 1}};\n"
+                     f"    dim3 block{{(unsigned)atoi(getenv(\"KGEN_BX{n}\")), "
+                     f"(unsigned)atoi(getenv(\"KGEN_BY{n}\")), 1}};\n    {start}\n  }}")
     writes = "\n".join(f"  save(argv[{i + 1}], {t.name});"
                        for i, t in enumerate(spec.tensors) if t.role == "output")
-    body = f"[&] {{ {launch.kernel}({', '.join(call)}); }}"
-    start = (f"emu::launch(grid, block, {body});" if cluster is None else
-             f"emu::launch_async(grid, block, {cluster}, atol(getenv(\"KGEN_SMEM\")), {body});")
     return f"""
 // The file's bytes after `pad` bytes of slack at the front (so the data can start misaligned);
 // AddressSanitizer watches the end of each buffer exactly.
@@ -115,9 +123,6 @@ static void save(const char* path, void* p) {{
 int main(int argc, char** argv) {{
   (void)argc;
 {chr(10).join(lines)}
-  dim3 grid{{(unsigned)atoi(getenv("KGEN_GX")), (unsigned)atoi(getenv("KGEN_GY")), 1}};
-  dim3 block{{(unsigned)atoi(getenv("KGEN_BX")), (unsigned)atoi(getenv("KGEN_BY")), 1}};
-  {start}
 {writes}
   return 0;
 }}
@@ -145,11 +150,12 @@ def cluster_of(source: str, launch: Launch, values: dict[str, int]) -> int | Non
 
 
 def build(source: str, spec: OpSpec, dtype: str, work: Path, misaligned: bool,
-          launch: Launch, values: dict[str, int]) -> Path:
-    """The emulator binary for this source and launch (cached by content under `work`)."""
-    cluster = cluster_of(source, launch, values)
-    main = _main(launch, spec, dtype, values, 1 if misaligned else 0, cluster)
-    if cluster is not None:
+          launches: Sequence[Launch], values: dict[str, int]) -> Path:
+    """The emulator binary for this source and these launches (cached by content under
+    `work`)."""
+    clusters = [cluster_of(source, launch, values) for launch in launches]
+    main = _main(launches, spec, dtype, values, 1 if misaligned else 0, clusters)
+    if any(c is not None for c in clusters):
         source = _PTX_BLOCK.sub('#include "hopper.h"', source)
     source = _MMA_BLOCK.sub('#include "mma_sync.h"', source)  # lockstep, warps exchanging lanes
     text = _DYNAMIC_SMEM.sub(r"\1* \2 = reinterpret_cast<\1*>(emu::smem_base());",
@@ -189,19 +195,21 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
         else:
             path.write_bytes(to_bits(inputs[t.name], tdtype).tobytes())
         files.append(str(path))
-    for launch in launches:  # each reads the outputs the one before wrote
+    # one process runs them all, each reading what the one before wrote
+    binary = build(source, spec, dtype, work, misaligned, launches, values)
+    env = {"ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
+           f"KGEN_{SMS}": str(sms),  # for a kernel that takes SMS as an argument
+           **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
+           **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
+    for n, launch in enumerate(launches):
         grid, block, smem = launch.dims(values)
-        binary = build(source, spec, dtype, work, misaligned, launch, values)
-        env = {"KGEN_GX": str(grid[0]), "KGEN_GY": str(grid[1] if len(grid) > 1 else 1),
-               "KGEN_SMEM": str(smem),
-               "KGEN_BX": str(block[0]), "KGEN_BY": str(block[1] if len(block) > 1 else 1),
-               "ASAN_OPTIONS": "detect_leaks=0:detect_stack_use_after_return=0",
-               f"KGEN_{SMS}": str(sms),  # for a kernel that takes SMS as an argument
-               **{f"KGEN_{k}": str(v) for k, v in spec.sizes_of(sizes).items()},
-               **{f"KGEN_{k}": repr(float(v)) for k, v in spec.params_at(sizes).items()}}
-        done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
-                              timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
+        env.update({f"KGEN_GX{n}": str(grid[0]), f"KGEN_GY{n}": str(grid[1] if len(grid) > 1
+                                                                     else 1),
+                    f"KGEN_SMEM{n}": str(smem), f"KGEN_BX{n}": str(block[0]),
+                    f"KGEN_BY{n}": str(block[1] if len(block) > 1 else 1)})
+    done = subprocess.run([str(binary), *files], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
     return {t.name: from_bits(Path(f).read_bytes(), spec.tensor_dtype(t, dtype))
             .reshape(spec.shape(t, sizes))
             for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}

@@ -24,9 +24,7 @@ from kgen.ops.reduction import INDEX_OPS, NORMS, OPS, Bound
 TEMPLATE = "dimreduce"
 KGEN_OP = {op: i for i, op in enumerate(OPS)}
 STATE_BYTES = 8  # a float and an int per state handed between threads
-# The author does not see the GPU, only the arch; the first guess and the cost model count blocks
-# against the multiprocessors of an H100/H200 SXM (132), the GPUs kgen's figures come from.
-SMS = 132
+SMS = memcost.ASSUMED_SMS  # what the first guess and the cost model count blocks against
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
 `same_as: gemm`), elementwise (gelu, silu, bias_relu; also any op whose spec says `pointwise:
 EXPR`), rowwise (sum, max, argmax, softmax, log_softmax, layernorm, rmsnorm), transpose, and
-dimreduce (any op whose spec says `reduce: {op, dim}`).
+dimreduce (any op whose spec says `reduce: {op, dim}`). An op whose spec says `same_as: OP` is
+written with OP's templates under its own names (layernorm's of any rank).
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
@@ -18,6 +19,7 @@ import re
 from types import ModuleType
 from typing import Any, Protocol
 
+from kgen import expr
 from kgen.arch import Arch
 from kgen.author import costmodel, dimreduce, elementwise, memspace, rowwise, transpose
 from kgen.author import space as gemm_space
@@ -153,13 +155,16 @@ def _wgmma_note(arch: Arch, dtype: str) -> str:
 class MemFamily:
     """One memory-bound template (a module such as kgen.author.rowwise) bound to one op."""
 
-    def __init__(self, kind: ModuleType, spec: OpSpec, op: str = "", n: str = "N"):
-        """`op`: the shipped op the template writes (default the spec's name); `n`: the spec's
-        size symbol for its row length."""
+    def __init__(self, kind: ModuleType, spec: OpSpec, op: str = "", n: str = "N",
+                 m: str = "M"):
+        """`op`: the shipped op the template writes (default the spec's name); `n` and `m`: the
+        spec's size symbols for its row length and its number of rows."""
         self.kind, self.spec, self.op = kind, spec, op or spec.name
         self.name = kind.TEMPLATE
         self.row = memspace.row_length(spec, symbol=n)
         self.rows = memspace.row_lengths(spec, symbol=n)
+        # a bench size with rows too few to fill the GPU a block each (rowwise.render)
+        self.few_rows = any(rowwise.few(int(e[m])) for e in spec.bench_sizes if m in e)
         self._has_op = any(f.name == "op" for f in dataclasses.fields(kind.PARAMS))
 
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -204,7 +209,7 @@ class MemFamily:
         """MIN_BLOCKS (the register cap ptxas is given) depends on the arch's SM; the rowwise
         file adds a kernel for each longer class of bench rows (rowwise.ladder)."""
         if self.kind is rowwise:
-            return rowwise.render(p, dtype, arch, self.rows)
+            return rowwise.render(p, dtype, arch, self.rows, few_rows=self.few_rows)
         return self.kind.render(p, dtype, arch)
 
     def parse(self, text: str) -> Any | None:
@@ -221,10 +226,35 @@ class BoundMem(MemFamily):
 
     def __init__(self, kind: ModuleType, spec: OpSpec, op: str = ""):
         self.names = sameas.spec_binding(spec)
-        super().__init__(kind, spec, op=op or spec.same_as, n=self.names["N"])
+        super().__init__(kind, spec, op=op or spec.same_as, n=self.names["N"],
+                         m=self.names["M"])
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
         return bind_contract(super().render(p, dtype, arch), self.op, self.spec.name, self.names)
+
+
+class BoundRows(MemFamily):
+    """The row-wise template for an op whose spec says `same_as: layernorm` (a KernelBench
+    nn.LayerNorm): X normalized over its last dims (the weights' shape), of any rank, the kernel
+    taking X's sizes and the launch lines written with the spec's own names; the defaults are
+    chosen for the row length (the normalized dims' product) at the first bench size."""
+
+    def __init__(self, spec: OpSpec):
+        names = sameas.spec_binding(spec)
+        shapes = {t.name: t.shape for t in spec.tensors}
+        x, k = shapes[names["X"]], len(shapes[names["weight"]])
+        self.dims = rowwise.RowDims(names, x[:len(x) - k], x[len(x) - k:])
+        super().__init__(rowwise, spec, op=spec.same_as)
+        n, m = " * ".join(self.dims.trailing), " * ".join(self.dims.leading) or "1"
+        self.rows = tuple(expr.evaluate(n, spec.sizes_of(e)) for e in spec.bench_sizes)
+        self.row = self.rows[0] if self.rows else expr.evaluate(
+            n, spec.sizes_of(spec.test_sizes[0]))
+        self.few_rows = any(rowwise.few(expr.evaluate(m, spec.sizes_of(e)))
+                            for e in spec.bench_sizes)
+
+    def render(self, p: Any, dtype: str, arch: Arch) -> str:
+        source = rowwise.render(p, dtype, arch, self.rows, self.dims, self.few_rows)
+        return bind_contract(source, self.op, self.spec.name, {})
 
 
 class BoundPointwise(MemFamily):
@@ -299,6 +329,8 @@ def family_for(spec: OpSpec | None) -> Family | None:
         return GEMM
     if spec.same_as == "gemm":
         return BoundGemm(spec)
+    if spec.same_as == "layernorm":
+        return BoundRows(spec)
     if spec.same_as:
         shipped = _kind_of(spec.same_as)
         return BoundMem(shipped, spec) if shipped is not None else None

@@ -16,6 +16,10 @@ from kgen.arch import Arch
 IN_FLIGHT = 40 * 1024  # bytes in flight per SM beyond which more does not help
 STATIC_SMEM_LIMIT = 48 * 1024  # a static __shared__ array's limit on every arch
 MAX_BLOCKS_PER_SM = 32  # sm_80 and later (16 on sm_75)
+# The author does not see the GPU, only the arch; where a default or a choice of kernels counts
+# blocks against multiprocessors, it counts those of an H100/H200 SXM (132), the GPUs kgen's
+# figures come from.
+ASSUMED_SMS = 132
 # Wider accesses move the same bytes in fewer instructions; 16 bytes is the widest load.
 WIDTH_FACTOR = {16: 1.0, 8: 0.96, 4: 0.9, 2: 0.8, 1: 0.7}
 

@@ -30,6 +30,9 @@ OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm":
 REDUCTIONS = ("sum", "max", "argmax")  # one pass, one value per row
 ONLINE_OPS = ("softmax", "log_softmax", "layernorm")  # one-pass statistics differ from two passes
 REREAD_OPS = ("softmax", "log_softmax", "layernorm", "rmsnorm")  # a streamed row is read again
+# Few long rows: these ops' files can also cut each row across blocks (see `split_condition`).
+SPLIT_OPS = ("layernorm", "rmsnorm")
+MAX_PARTS = 1 << 16  # rowwise.cu's static workspace: one state per slice of every row
 _X = ("X", "input", memspace.MN, None)
 _Y = ("Y", "output", memspace.MN, None)
 _W = ("weight", "weight", ("N",), None)
@@ -212,21 +215,77 @@ def ladder(p: RowParams, arch: Arch, dtype: str, rows: Sequence[int] = ()
     return tuple(shapes)
 
 
-def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = ()) -> str:
+@dataclass(frozen=True)
+class RowDims:
+    """A bound op's own names (a `same_as: layernorm` spec of any rank, kgen.ops.sameas): the
+    shipped op's tensor and parameter names -> the spec's, and X's dims before the normalized ones
+    (M is their product, 1 for none) and the normalized ones (N). The kernel then takes X's size
+    symbols and forms M and N from them."""
+
+    names: dict[str, str]
+    leading: tuple[str, ...]
+    trailing: tuple[str, ...]
+
+    @property
+    def symbols(self) -> list[str]:
+        return list(dict.fromkeys(d for d in (*self.leading, *self.trailing) if not d.isdigit()))
+
+    def args(self, op: str) -> str:
+        """ARGS[op] in the spec's names, X's size symbols in place of M and N."""
+        out: list[str] = []
+        for arg in ARGS[op].split(", "):
+            out += self.symbols if arg == "M" else [] if arg == "N" else [self.names[arg]]
+        return ", ".join(out)
+
+    def params(self) -> str:
+        """The template's ROW_SIZES, ROW_M and ROW_N over the kernel's d_SYMBOL arguments."""
+        def c(dims: tuple[str, ...]) -> str:
+            return " * ".join(d if d.isdigit() else f"d_{d}" for d in dims) or "1"
+        return (f"#define ROW_SIZES {', '.join(f'int d_{s}' for s in self.symbols)}\n"
+                f"#define ROW_M ({c(self.leading)})\n#define ROW_N ({c(self.trailing)})\n")
+
+
+def _product(dims: tuple[str, ...]) -> str:
+    return " * ".join(dims) or "1"
+
+
+def few(m: int) -> bool:
+    """Rows too few for a block (group) each to fill the GPU: at most a quarter of the SMs (of
+    the GPU the author assumes, for whether a file carries the split pair; its launch lines then
+    compare with the running GPU's own count)."""
+    return 4 * m <= memcost.ASSUMED_SMS
+
+
+def split_condition(p: RowParams, m: str, n: str) -> str:
+    """Where the launch lines cut rows across blocks (slices of p.chunk elements): rows fewer
+    than a quarter of the GPU's SMs, each longer than four slices, and the slices of all rows
+    within the workspace."""
+    return (f"4 * {m} <= SMS and {n} > {4 * p.chunk} and {m} * cdiv({n}, {p.chunk}) <= "
+            f"{MAX_PARTS}")
+
+
+def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = (),
+           dims: RowDims | None = None, few_rows: bool = False) -> str:
     """The full .cu source (contract header first) for these parameters, dtype and arch; `rows`:
-    the op's bench row lengths (they decide the file's further kernels, see `ladder`)."""
+    the op's bench row lengths (they decide the file's further kernels, see `ladder`); `dims`:
+    a bound op's names and dims (the launch lines then use them); `few_rows`: a bench size has
+    few rows (`few`), so for SPLIT_OPS the file adds the split-row pair of kernels."""
     info = DTYPES[dtype]
     name = f"{p.op}_row_{info.short}"
     shapes = ladder(p, arch, dtype, rows)
+    m, n = (_product(dims.leading), _product(dims.trailing)) if dims else ("M", "N")
+    args = dims.args(p.op) if dims else ARGS[p.op]
+    split = split_condition(p, m, n) if few_rows and p.op in SPLIT_OPS else ""
     launches, kernels = [], []
     for i, q in enumerate(shapes):
         kernel = name if i == 0 else f"{name}_upto{q.chunk}" if i < len(shapes) - 1 \
             else f"{name}_long"
-        bounds = [f"N > {shapes[i - 1].chunk}"] if i else []
-        bounds += [f"N <= {q.chunk}"] if i < len(shapes) - 1 else []
+        bounds = [f"{n} > {shapes[i - 1].chunk}"] if i else []
+        bounds += [f"{n} <= {q.chunk}"] if i < len(shapes) - 1 else []
+        bounds += [f"not ({split})"] if split else []
         when = f" when=({' and '.join(bounds)})" if bounds else ""
-        launches.append(f"{kernel} grid=(cdiv(M, {q.rpb})) block=({q.threads}) smem=0 "
-                        f"args=({ARGS[p.op]}){when}")
+        launches.append(f"{kernel} grid=(cdiv({m}, {q.rpb})) block=({q.threads}) smem=0 "
+                        f"args=({args}){when}")
         rows_of = f"rows up to {q.chunk} in registers" + (
             "" if i < len(shapes) - 1 else ", longer ones streamed")
         kernels.append(f"// {q.tpr} threads per row, {q.rpb} row(s) per block, {q.cache} "
@@ -234,6 +293,16 @@ def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = ()) -> st
                        f'extern "C" __global__ void __launch_bounds__({q.threads}, '
                        f"{memcost.min_blocks(arch, q.threads, registers(q))}) {kernel}"
                        f"(ROW_PARAMS) {{\n  rowwise<{q.tpr}, {q.rpb}, {q.cache}>(ROW_ARGS);\n}}")
+    if split:
+        bounds_of = memcost.min_blocks(arch, p.tpr, registers(replace(p, rpb=1)))
+        for part, body in (("parts", "row_parts"), ("apply", "row_apply")):
+            launches.append(f"{name}_{part} grid=(cdiv({n}, {p.chunk}), {m}) block=({p.tpr}) "
+                            f"smem=0 args=({args}) when=({split})")
+            kernels.append(f"// split rows, {p.chunk}-element slices of {p.tpr} threads: "
+                           f"{'each slice to a state' if part == 'parts' else 'Y from them'}\n"
+                           f'extern "C" __global__ void __launch_bounds__({p.tpr}, '
+                           f"{bounds_of}) {name}_{part}(ROW_PARAMS) {{\n"
+                           f"  {body}<{p.tpr}, {p.cache}>(ROW_ARGS);\n}}")
     who = "a warp" if p.tpr == 32 else f"{p.tpr} threads"
     stats = ""
     if p.op in ONLINE_OPS:
@@ -242,11 +311,19 @@ def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = ()) -> st
     more = "" if len(shapes) == 1 else (
         f"; {len(shapes) - 1} more kernel(s) for longer rows (up to "
         f"{shapes[-1].chunk} in registers), chosen by N in the launch lines")
+    if split:
+        more += (f"; where rows are few and long ({split}), each row is cut into slices of "
+                 f"{p.chunk} across blocks: one launch reduces each slice to a state, a second "
+                 "combines the row's states and writes Y")
+    shape = "any M, N" if dims is None else (
+        f"any sizes; rows of N = {n} (the last {len(dims.trailing)} dim(s) of "
+        f"{dims.names['X']}), M = {m} of them")
     about = (f"Row-wise {p.op}: {who} per row, {p.rpb} row(s) per block, {p.vec} x {dtype} per "
              f"access, {p.cache} accesses per thread per chunk (rows up to {p.chunk} stay in "
-             f"registers){stats}{more}; float32 math; any M, N.")
+             f"registers){stats}{more}; float32 math; {shape}.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {OPS[p.op]}\n"
-              f"constexpr int VEC = {p.vec}, ONLINE = {p.online}, HINT = {p.hint};\n")
+              f"constexpr int VEC = {p.vec}, ONLINE = {p.online}, HINT = {p.hint};\n"
+              + (dims.params() if dims else ""))
     return (contract_header(p.op, dtype, p.choices, launches, about)
             + fill(TEMPLATE, params, name, "\n".join(kernels)))

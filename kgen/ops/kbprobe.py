@@ -199,6 +199,7 @@ def probe(path: Path) -> dict[str, Any]:
             "pointwise": "" if weights or same_as else _pointwise(calls, inputs, out),
             "reduce": {} if weights else (_reduce(calls, inputs, out)
                                           or _norm(calls, inputs, out)),
+            "layernorm": _layernorm(calls, inputs, out, weights),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
 
@@ -312,6 +313,27 @@ def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
         return {}
     return {"op": found.op, "dim": found.dim, **({"eps": found.eps} if found.op == "rmsnorm"
                                                  else {})}
+
+
+def _layernorm(calls: list[Call], inputs: list[Any], out: Any,
+               weights: list[tuple[str, Any]]) -> dict[str, Any]:
+    """{eps} where forward is one layer norm of its one floating input with the Model's two
+    weights as its weight and bias, in that order (nn.LayerNorm(shape) with its affine, or
+    F.layer_norm(x, shape, w, b, eps)), returning the normalized tensor; else {}. The weights'
+    shape is the normalized dims'."""
+    import torch
+
+    if len(calls) != 1 or len(inputs) != 1 or len(weights) != 2:
+        return {}
+    func, args, kwargs, result = calls[0]
+    x = inputs[0]
+    if (func is not torch.ops.aten.native_layer_norm.default or kwargs or len(args) != 5
+            or args[0] is not x or not x.dtype.is_floating_point
+            or not isinstance(result, (tuple, list)) or result[0] is not out
+            or args[2] is not weights[0][1] or args[3] is not weights[1][1]
+            or type(args[4]) not in (int, float)):
+        return {}
+    return {"eps": float(args[4])}
 
 
 def _meta_failure(exc: Exception) -> str:

@@ -125,7 +125,9 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
     EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise), or
     `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce) or
-    its input divided by an L1, L2 or RMS norm of it over one dim (kbprobe._norm)."""
+    its input divided by an L1, L2 or RMS norm of it over one dim (kbprobe._norm), or
+    `same_as: layernorm` with forward's eps as a parameter where it is one layer norm with the
+    Model's weight and bias (kbprobe._layernorm; the reference, forward itself, keeps its own)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(
         t["dtype"]) is not None and DTYPES[t["dtype"]].is_float]
     run = floats[0] if floats else "float32"
@@ -163,8 +165,13 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
                    for t in tensors.values())
     shipped, chain = data.get("same_as", ""), data.get("pointwise", "")
     same_as: dict[str, Any] = {}
+    params: dict[str, Any] = {}
     if bindable and shipped:
         same_as["same_as"] = shipped
+    elif bindable and data.get("layernorm"):  # forward's eps, passed to the kernel by name
+        same_as["same_as"] = "layernorm"
+        eps = _unique("eps", taken | set(sizes))
+        params[eps] = {"dtype": "float32", "value": data["layernorm"]["eps"]}
     elif bindable and chain:
         same_as["pointwise"] = chain
     elif data.get("reduce"):  # one input in the run dtype; argmax's int64 output is its own
@@ -173,7 +180,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
         same_as["checks"] = ["row_sums" if shipped == "softmax" else "log_row_sums"]
     return {"name": op_name(path),
             "description": f"KernelBench problem {path.name}: {doc}{_aliases(data, symbols)}",
-            "sizes": list(sizes), "tensors": tensors,
+            "sizes": list(sizes), **({"params": params} if params else {}),
+            "tensors": tensors,
             "dtypes": {run: {"reference": reference, "atol": tol, "rtol": tol}},
             "kernelbench": str(path.resolve()), "test_sizes": [sizes], "bench_sizes": [sizes],
             "flops": str(data["flops"]), "bytes": f"ELEM * {sum(elements)} + {fixed}",

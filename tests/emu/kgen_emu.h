@@ -173,13 +173,13 @@ inline void run_block(int count) {
   }
 }
 
-inline void launch(dim3 grid, dim3 block, std::function<void()> fn) {
+// `smem_bytes` of dynamic shared memory per block.
+inline void launch(dim3 grid, dim3 block, size_t smem_bytes, std::function<void()> fn) {
   const int count = (int)(block.x * block.y * block.z);
   if (count > 1024) fail("more than 1024 threads per block");
   if ((int)threads.size() < count) threads.resize(count);
   kernel = fn;
-  const char* smem = getenv("KGEN_SMEM");
-  dynamic_smem.assign(smem ? (size_t)atol(smem) : 0, 0);
+  dynamic_smem.assign(smem_bytes, 0);
   bdim = block;
   gdim = grid;
   for (int z = (int)grid.z - 1; z >= 0; --z)

@@ -347,18 +347,136 @@ __device__ __forceinline__ void rowwise(const T* __restrict__ X, const T* __rest
     process<Sh, 1>(X, weight, bias, Y, M, N, eps, red);
 }
 
-// Each op's kernel parameters, and the call that fills in the ones it does not have.
+#if KGEN_OP == 4 || KGEN_OP == 5
+// Split rows, for few long rows (the launch lines pick it where rows are fewer than a quarter of
+// the SMs, so one block per row would leave most of the GPU idle): row `blockIdx.y` is cut into
+// S = gridDim.x slices of SLICE = TPR * VEC * CACHE elements, a block of TPR threads each, in two
+// launches. row_parts reduces each slice to a state in `parts` (layernorm: count, mean and
+// centered squares, two passes over the slice in registers; rmsnorm: the sum of squares).
+// row_apply combines the row's S states (every block of the row in the same order, so to the same
+// bits) and writes its slice of Y, re-reading it: its blocks run in reverse order, so the first
+// find the slices row_parts read last still in L2. `parts` is a static workspace: one file's
+// launches on one stream at a time.
+#if KGEN_OP == 4
+typedef Welford Part;
+#else
+typedef Sum Part;
+#endif
+constexpr int MAX_PARTS = 1 << 16;  // the launch lines pick this path only where M * S fits
+__device__ Part parts[MAX_PARTS];
+
+// Slice s of row `row`, this block's threads over it (resident where its accesses fit CACHE).
+template <class Sh, int V>
+__device__ __forceinline__ void slice_of(Row<Sh, V>& r, const T* X, int N, int row, int s) {
+  constexpr int SLICE = Sh::TPR * VEC * Sh::CACHE;  // elements, whatever the access width
+  const int first = s * SLICE;
+  r.live = true;
+  r.t = threadIdx.x;
+  r.nv = min(SLICE, N - first) / V;
+  r.x = X + (size_t)row * N + first;
+  r.resident = r.nv <= Row<Sh, V>::STEP;
+  if (r.resident) r.load(0);
+}
+
+template <class Sh, int V>
+__device__ __forceinline__ void parts_of(const T* __restrict__ X, int N, unsigned char* red) {
+  const int row = blockIdx.y, s = blockIdx.x;
+  Row<Sh, V> r;
+  slice_of(r, X, N, row, s);
+#if KGEN_OP == 4
+  const float n = (float)(r.nv * V);
+  const float mean = row_sum(r, red, [](float a) { return a; }) / n;
+  const float m2 = row_sum(r, red, [mean](float a) { return (a - mean) * (a - mean); });
+  const Part p = {n, mean, m2};
+#else
+  const Part p = {row_sum(r, red, [](float a) { return a * a; })};
+#endif
+  if (threadIdx.x == 0) parts[row * gridDim.x + s] = p;
+}
+
+template <class Sh, int V>
+__device__ __forceinline__ void apply(const T* __restrict__ X, const T* __restrict__ W,
+                                      const T* __restrict__ B, Out* __restrict__ Y, int N,
+                                      float eps, unsigned char* red) {
+  const int last = gridDim.x * gridDim.y - 1;
+  const int b = last - (int)(blockIdx.y * gridDim.x + blockIdx.x);  // reverse order
+  const int row = b / gridDim.x, s = b % gridDim.x, S = gridDim.x;
+  Part p = Part::none();
+  for (int i = threadIdx.x; i < S; i += Sh::TPR) p = p.with(parts[row * S + i]);
+  p = group_all<Sh>(p, red);
+  Row<Sh, V> r;
+  slice_of(r, X, N, row, s);
+  const int first = s * (Sh::TPR * VEC * Sh::CACHE);
+  Out* y = Y + (size_t)row * N + first;
+#if KGEN_OP == 4
+  const float mean = p.mean, rstd = rsqrtf(p.m2 / N + eps);
+  r.sweep([&](const float(&a)[V], int j0) {
+    float w[V], c[V], out[V];
+    weights(W + first, j0, w);
+    weights(B + first, j0, c);
+#pragma unroll
+    for (int e = 0; e < V; ++e) out[e] = fmaf((a[e] - mean) * rstd, w[e], c[e]);
+    store_vec<V>(y + j0, out);
+  });
+#else
+  const float scale = rsqrtf(p.v / N + eps);
+  r.sweep([&](const float(&a)[V], int j0) {
+    float w[V], out[V];
+    weights(W + first, j0, w);
+#pragma unroll
+    for (int e = 0; e < V; ++e) out[e] = a[e] * scale * w[e];
+    store_vec<V>(y + j0, out);
+  });
+#endif
+}
+
+// The two kernels' bodies, for one shape (RPB 1: a block per slice).
+template <int TPR, int CACHE>
+__device__ __forceinline__ void row_parts(const T* __restrict__ X, const T* __restrict__,
+                                          const T* __restrict__, Out* __restrict__, int, int N,
+                                          float) {
+  typedef Shape<TPR, 1, CACHE> Sh;
+  __shared__ __align__(16) unsigned char red[Sh::WPR * 16];
+  if (N % VW == 0 && aligned_to(X, WIDTH))
+    parts_of<Sh, VW>(X, N, red);
+  else
+    parts_of<Sh, 1>(X, N, red);
+}
+template <int TPR, int CACHE>
+__device__ __forceinline__ void row_apply(const T* __restrict__ X, const T* __restrict__ weight,
+                                          const T* __restrict__ bias, Out* __restrict__ Y, int,
+                                          int N, float eps) {
+  typedef Shape<TPR, 1, CACHE> Sh;
+  __shared__ __align__(16) unsigned char red[Sh::WPR * 16];
+  bool fast = N % VW == 0 && aligned_to(X, WIDTH) && aligned_to(Y, WIDTH) &&
+              aligned_to(weight, WIDTH);
+  if (KGEN_OP == 4) fast = fast && aligned_to(bias, WIDTH);
+  if (fast)
+    apply<Sh, VW>(X, weight, bias, Y, N, eps, red);
+  else
+    apply<Sh, 1>(X, weight, bias, Y, N, eps, red);
+}
+#endif
+
+// Each op's kernel parameters, and the call that fills in the ones it does not have. The sizes
+// are M and N themselves unless the parameter block says otherwise: an op bound to another of any
+// rank passes X's sizes (ROW_SIZES) and forms M and N from them (ROW_M, ROW_N).
+#ifndef ROW_SIZES
+#define ROW_SIZES int M, int N
+#define ROW_M M
+#define ROW_N N
+#endif
 #if KGEN_OP == 4
 #define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
-    const T* __restrict__ bias, Out* __restrict__ Y, int M, int N, float eps
-#define ROW_ARGS X, weight, bias, Y, M, N, eps
+    const T* __restrict__ bias, Out* __restrict__ Y, ROW_SIZES, float eps
+#define ROW_ARGS X, weight, bias, Y, ROW_M, ROW_N, eps
 #elif KGEN_OP == 5
 #define ROW_PARAMS const T* __restrict__ X, const T* __restrict__ weight, \
-    Out* __restrict__ Y, int M, int N, float eps
-#define ROW_ARGS X, weight, nullptr, Y, M, N, eps
+    Out* __restrict__ Y, ROW_SIZES, float eps
+#define ROW_ARGS X, weight, nullptr, Y, ROW_M, ROW_N, eps
 #else
-#define ROW_PARAMS const T* __restrict__ X, Out* __restrict__ Y, int M, int N
-#define ROW_ARGS X, nullptr, nullptr, Y, M, N, 0.f
+#define ROW_PARAMS const T* __restrict__ X, Out* __restrict__ Y, ROW_SIZES
+#define ROW_ARGS X, nullptr, nullptr, Y, ROW_M, ROW_N, 0.f
 #endif
 // ---- kgen:kernels begin (one per class of row length: rowwise<TPR, RPB, CACHE>, MIN_BLOCKS) ----
 extern "C" __global__ void __launch_bounds__(256, 5) KGEN_KERNEL(ROW_PARAMS) {

@@ -116,13 +116,18 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Reduction:
-    """`reduce: {op: sum, dim: 1}`: the op reduces its one operand over one dim, or divides it by
-    a norm over one dim (l1norm, l2norm, rmsnorm with its eps; kgen.ops.reduction); op "" is
-    none."""
+    """`reduce: {op: sum, dim: 1}`: the op reduces its one operand over one dim, or over several
+    adjacent ones (`dim: [1, 2]`: `count` dims from `dim`), or divides it by a norm over them
+    (l1norm, l2norm, rmsnorm with its eps; kgen.ops.reduction); op "" is none."""
 
     op: str = ""
     dim: int = 0
     eps: float = 0.0  # rmsnorm's: x / sqrt(mean(x^2) + eps)
+    count: int = 1  # adjacent dims reduced together, from `dim`
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(range(self.dim, self.dim + self.count))
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
                                   "l1_mean_dim", "l1_min_dim", "l1_prod_dim",
                                   "l1_argmin_dim0", "l1_l1norm", "l1_l2norm",
                                   "l1_rmsnorm_channels", "l1_layernorm", "l1_layernorm_3d",
-                                  "l1_layernorm_few_rows"])
+                                  "l1_layernorm_few_rows", "l1_frobenius", "l1_mean_hw"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
     log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under the
@@ -111,7 +111,8 @@ def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_pat
     l1_hardsigmoid_4d.py over an NCHW input, seen flat); the reductions from l1_sum_dim.py on say
     `reduce: {op, dim}`, which it writes with the dim-reduction template (over the middle dim, the
     last, and dim 0 with ties; dims of 257, 1027 and 4099; and the L1, L2 and RMS norms, whose
-    second pass writes X's shape); l1_layernorm.py and l1_layernorm_3d.py (over three dims, a random
+    second pass writes X's shape; l1_frobenius.py over every dim, one row cut across blocks;
+    l1_mean_hw.py over two dims); l1_layernorm.py and l1_layernorm_3d.py (over three dims, a random
     affine; l1_layernorm_few_rows.py, 3 rows of 169855, cut across blocks) say `same_as:
     layernorm` with forward's eps, written with the row-wise template under their names;
     model_new.py launches it in KernelBench's harness. At l1_matmul's

@@ -134,6 +134,40 @@ def test_the_rendered_kernel_divides_by_the_norm_on_the_emulator(tmp_path, op, d
     assert np.allclose(got, want, rtol=1e-5, atol=1e-6), float(np.abs(got - want).max())
 
 
+def _every(tmp_path, op: str, dims: list[int], sizes: dict):
+    """X[B, R, C] divided by its norm over `dims` (all three: Frobenius's for l2norm)."""
+    over = tuple(dims) if len(dims) < 3 else None
+    reference = {"l2norm": f"x / torch.sqrt(torch.sum(x * x, dim={over}, keepdim=True))",
+                 "l1norm": f"x / torch.sum(torch.abs(x), dim={over}, keepdim=True)"}[op]
+    return _spec(tmp_path, op, dims, reference=reference, bench_sizes=[sizes],
+                 reduce={"op": op, "dim": dims})
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("op, dims, p, sizes", [
+    ("l2norm", [0, 1, 2], ReduceParams("l2norm", 1, 32, 1, 4, 2), {"B": 3, "R": 32, "C": 48}),
+    pytest.param("l1norm", [1, 2], ReduceParams("l1norm", 1, 64, 1, 1, 1),
+                 {"B": 2, "R": 19, "C": 59}, marks=pytest.mark.slow)])
+def test_a_norm_over_several_dims_cut_across_blocks_on_the_emulator(tmp_path, op, dims, p,
+                                                                     sizes):
+    """Few long rows: on a GPU of 64 SMs the split kernels (every slice scaled by its row's
+    factor, combined from the slices' states), on one of 3 the one kernel; against numpy."""
+    spec = _every(tmp_path, op, dims, sizes)
+    source = family_for(spec).render(p, "float32", SM90)
+    contract, _ = parse_contract(source, spec)
+    values = {**spec.sizes_of(sizes), "SMS": 64}
+    assert [launch.kernel.rsplit("_", 1)[1] for launch in contract.launches_at(values)] == \
+        ["parts", "finish"]
+    rng = np.random.default_rng(len(dims))
+    x = stored(rng.standard_normal((sizes["B"], sizes["R"], sizes["C"])) + 0.5, "float32")
+    axes = tuple(dims)
+    want = x / (np.sqrt((x * x).sum(axis=axes, keepdims=True)) if op == "l2norm"
+                else np.abs(x).sum(axis=axes, keepdims=True))
+    for sms in (64, 3):
+        (got,) = run(source, spec, "float32", sizes, {"x": x}, tmp_path, sms=sms).values()
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-7), (sms, float(np.abs(got - want).max()))
+
+
 # ---- from a KernelBench problem ----
 
 def _calls(*steps):
@@ -142,12 +176,12 @@ def _calls(*steps):
 
 
 def test_the_aten_calls_of_the_three_norms_are_read():
-    x, a, s, m, e, r, y = (SimpleNamespace(n=n) for n in "xasmery")
+    x, a, s, m, e, r, y = (SimpleNamespace(n=n, shape=(2, 3, 4)) for n in "xasmery")
     l1 = _calls(("abs.default", (x,), a), ("sum.dim_IntList", (a, [1], True), s),
                 ("div.Tensor", (x, s), y))
     assert norm_from_aten(l1, x, y) == Reduction("l1norm", 1)
     l2 = _calls(("linalg_vector_norm.default", (x, 2, [-1], True), s), ("div.Tensor", (x, s), y))
-    assert norm_from_aten(l2, x, y) == Reduction("l2norm", -1)
+    assert norm_from_aten(l2, x, y) == Reduction("l2norm", 2)  # dim -1 of 3, made non-negative
     rms = _calls(("pow.Tensor_Scalar", (x, 2), a), ("mean.dim", (a, [1], True), m),
                  ("add.Tensor", (m, 1e-5), e), ("sqrt.default", (e,), r), ("div.Tensor", (x, r), y))
     assert norm_from_aten(rms, x, y) == Reduction("rmsnorm", 1, 1e-5)
@@ -155,11 +189,19 @@ def test_the_aten_calls_of_the_three_norms_are_read():
                      ("add.Tensor", (m, 1e-6), e), ("rsqrt.default", (e,), r),
                      ("mul.Tensor", (r, x), y))
     assert norm_from_aten(inverse, x, y) == Reduction("rmsnorm", 2, 1e-6)
-    # not norms: keepdim off, two dims, a square root of a sum plus eps, a p=1 vector norm,
-    # a result other than the forward's output, and one call too many
+    # over two adjacent dims, and over every dim (torch.norm(x, p='fro'), a 0-d result)
+    assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [1, 2], True), s), l1[2]), x,
+                          y) == Reduction("l1norm", 1, 0.0, 2)
+    fro = _calls(("linalg_vector_norm.default", (x,), s), ("div.Tensor", (x, s), y))
+    assert norm_from_aten(fro, x, y) == Reduction("l2norm", 0, 0.0, 3)
+    squares = _calls(("mul.Tensor", (x, x), a), ("sum.default", (a,), s),
+                     ("sqrt.default", (s,), r), ("div.Tensor", (x, r), y))
+    assert norm_from_aten(squares, x, y) == Reduction("l2norm", 0, 0.0, 3)
+    # not norms: keepdim off over one dim, dims that are not adjacent, a square root of a sum
+    # plus eps, a p=1 vector norm, a result other than the forward's output, one call too many
     assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [1], False), s), l1[2]), x, y) \
         is None
-    assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [1, 2], True), s), l1[2]), x,
+    assert norm_from_aten(_calls(l1[0], ("sum.dim_IntList", (a, [0, 2], True), s), l1[2]), x,
                           y) is None
     assert norm_from_aten(_calls(("mul.Tensor", (x, x), a), ("sum.dim_IntList", (a, [1], True), s),
                                  ("add.Tensor", (s, 1e-5), e), ("sqrt.default", (e,), r),
@@ -171,7 +213,8 @@ def test_the_aten_calls_of_the_three_norms_are_read():
 
 
 PROBLEMS = {"l1_l1norm": Reduction("l1norm", 1), "l1_l2norm": Reduction("l2norm", 1),
-            "l1_rmsnorm_channels": Reduction("rmsnorm", 1, 1e-5)}
+            "l1_rmsnorm_channels": Reduction("rmsnorm", 1, 1e-5),
+            "l1_frobenius": Reduction("l2norm", 0, 0.0, 4)}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if i else [])

@@ -64,7 +64,7 @@ def test_a_spec_says_reduce_and_it_binds_x_around_the_dim(tmp_path):
     assert spec.reduce == Reduction("argmin", 2)  # the dim made non-negative
     family = family_for(spec)
     assert isinstance(family, BoundReduce) and family.by_row == 1
-    assert (family.bound.outer, family.bound.r, family.bound.inner) == (("B", "R"), "C", ())
+    assert (family.bound.outer, family.bound.r, family.bound.inner) == (("B", "R"), ("C",), ())
     assert "reduce: {op: argmin, dim: 2}" in spec_yaml(spec)
     again = tmp_path / "again.yaml"
     again.write_text(spec_yaml(spec))
@@ -94,7 +94,28 @@ def test_the_layout_is_the_specs_even_where_inner_is_1_at_the_bench_size(tmp_pat
     assert "ROWS = 0" in family.render(p, "float32", SM90)
 
 
+def test_several_adjacent_dims_are_one_r_and_load_back_as_a_list(tmp_path):
+    spec = _spec(tmp_path, "sum", 1, reference="torch.sum(x, dim=(1, 2))",
+                 tensors={"x": {"shape": ["B", "R", "C"], "role": "input"},
+                          "out": {"shape": ["B"], "role": "output"}},
+                 reduce={"op": "sum", "dim": [-2, -1]})
+    assert spec.reduce == Reduction("sum", 1, 0.0, 2) and spec.reduce.dims == (1, 2)
+    family = family_for(spec)
+    assert (family.bound.outer, family.bound.r, family.bound.inner) == (("B",), ("R", "C"), ())
+    assert family.by_row == 1 and family.extent == dimreduce.Extent(16, 256 * 1024, 1)
+    assert "dim: [1, 2]" in spec_yaml(spec)
+    again = tmp_path / "again.yaml"
+    again.write_text(spec_yaml(spec))
+    assert load_op(path=again).reduce == spec.reduce
+    source = family.render(family.first(SM90, "float32")[0], "float32", SM90)
+    assert "#define RLEN (d_R * d_C)" in source and "reduce: {op: sum, dim: [1, 2]}" in source
+
+
 @pytest.mark.parametrize("extra, words", [
+    ({"reduce": {"op": "sum", "dim": [0, 2]}}, "[0, 2] are not adjacent dims in increasing"),
+    ({"reduce": {"op": "sum", "dim": [-1, 0]}}, "are not adjacent dims in increasing order"),
+    ({"reduce": {"op": "sum", "dim": []}}, "should be an integer or a list of adjacent ones"),
+    ({"reduce": {"op": "sum", "dim": [1, 2, 3]}}, "dim [1, 2, 3] is out of range for x's 3"),
     ({"reduce": {"op": "median", "dim": 1}}, "field 'reduce.op': 'median' is not a reduction"),
     ({"reduce": {"op": "sum"}}, "field 'reduce' should be a mapping with op and dim"),
     ({"reduce": {"op": "sum", "dim": "1"}}, "field 'reduce.dim' should be an integer"),
@@ -120,15 +141,24 @@ def test_argmax_needs_int64_indices(tmp_path):
               reduce={"op": "argmax", "dim": 1})
 
 
-def test_the_aten_calls_of_torch_reductions_map_to_one_op_and_dim():
-    assert from_aten("sum.dim_IntList", ["x", [1]], {}) == Reduction("sum", 1)
-    assert from_aten("max.dim", ["x", -1, True], {}) == Reduction("max", -1)
-    assert from_aten("amin.default", ["x", [0]], {}) == Reduction("min", 0)
-    assert from_aten("argmax.default", ["x", 2], {}) == Reduction("argmax", 2)
-    assert from_aten("sum.dim_IntList", ["x", [1, 2]], {}) is None  # several dims
-    assert from_aten("argmax.default", ["x"], {}) is None  # all of them
-    assert from_aten("sum.dim_IntList", ["x", [1]], {"dtype": "float64"}) is None
-    assert from_aten("linalg_vector_norm.default", ["x", 2, [1]], {}) is None
+def test_the_aten_calls_of_torch_reductions_map_to_an_op_and_adjacent_dims():
+    """On a tensor of 4 dims."""
+    assert from_aten("sum.dim_IntList", ["x", [1]], {}, 4) == Reduction("sum", 1)
+    assert from_aten("max.dim", ["x", -1, True], {}, 4) == Reduction("max", 3)
+    assert from_aten("amin.default", ["x", [0]], {}, 4) == Reduction("min", 0)
+    assert from_aten("argmax.default", ["x", 2], {}, 4) == Reduction("argmax", 2)
+    assert from_aten("sum.dim_IntList", ["x", [-1, 2]], {}, 4) == Reduction("sum", 2, 0.0, 2)
+    assert from_aten("mean.dim", ["x", [1, 2, 3], True], {}, 4) == Reduction("mean", 1, 0.0, 3)
+    assert from_aten("argmax.default", ["x"], {}, 4) == Reduction("argmax", 0, 0.0, 4)
+    assert from_aten("sum.default", ["x"], {}, 4) == Reduction("sum", 0, 0.0, 4)
+    assert from_aten("max.default", ["x"], {}, 4) == Reduction("max", 0, 0.0, 4)
+    assert from_aten("sum.dim_IntList", ["x", [1, 3]], {}, 4) is None  # not adjacent
+    assert from_aten("sum.dim_IntList", ["x", [1, 1]], {}, 4) is None
+    assert from_aten("sum.dim_IntList", ["x", []], {}, 4) is None
+    assert from_aten("sum.dim_IntList", ["x", [4]], {}, 4) is None
+    assert from_aten("sum.dim_IntList", ["x", [1]], {"dtype": "float64"}, 4) is None
+    assert from_aten("sum.default", ["x"], {"dtype": "float64"}, 4) is None
+    assert from_aten("linalg_vector_norm.default", ["x", 2, [1]], {}, 4) is None
 
 
 # ---- the template ----
@@ -185,6 +215,76 @@ def test_the_rendered_kernel_reduces_over_the_dim_on_the_emulator(tmp_path, op, 
         assert np.allclose(got, want, rtol=1e-5, atol=1e-5), float(np.abs(got - want).max())
 
 
+def _whole(tmp_path, op: str, sizes: dict, few: bool = True):
+    """X[B, R, C] reduced over dims 1 and 2 (`op` "sum") or over all three (to a 0-d Y),
+    bench sizes of few rows (the file carries the split kernels) or of many."""
+    every = op != "sum"
+    reference = {"sum": "torch.sum(x, dim=(1, 2))", "argmax": "torch.argmax(x)",
+                 "max": "torch.amax(x)", "mean": "torch.mean(x)"}[op]
+    out: dict = {"shape": [] if every else ["B"], "role": "output"}
+    if op == "argmax":
+        out["dtype"] = "int64"
+    bench = sizes if few else {"B": 4096, "R": 64, "C": 64}
+    return _spec(tmp_path, op, 0, reference=reference, bench_sizes=[bench],
+                 tensors={"x": {"shape": ["B", "R", "C"], "role": "input"}, "out": out},
+                 reduce={"op": op, "dim": [0, 1, 2] if every else [1, 2]})
+
+
+def test_a_file_for_few_rows_carries_the_split_pair(tmp_path):
+    sizes = {"B": 2, "R": 64, "C": 1024}
+    few = family_for(_whole(tmp_path, "sum", sizes))
+    contract, problems = parse_contract(few.render(few.first(SM90, "float32")[0], "float32",
+                                                   SM90), _whole(tmp_path, "sum", sizes))
+    assert problems == ()
+    main, parts, finish = contract.launches
+    assert (parts.kernel, finish.kernel) == ("sum_dim_f32_parts", "sum_dim_f32_finish")
+    assert parts.when == finish.when and main.when == f"(not {parts.when})"
+    assert finish.grid == ("1", "B")  # one block a row combines a reduction's states
+    many = family_for(_whole(tmp_path, "sum", sizes, few=False))
+    contract, _ = parse_contract(many.render(many.first(SM90, "float32")[0], "float32", SM90),
+                                 _whole(tmp_path, "sum", sizes, few=False))
+    assert len(contract.launches) == 1 and contract.launches[0].when == ""
+
+
+def _split_cases():
+    """(op, params, sizes): sums over the last two dims of 2 rows of 1155 and 2560 (the
+    one-element and the vector path, slices of 256 and 512), and over every dim to a 0-d
+    output: argmax with ties (the first index of the flat tensor wins), max, mean."""
+    return [("sum", ReduceParams("sum", 1, 32, 1, 1, 2), {"B": 2, "R": 33, "C": 35}),
+            ("sum", ReduceParams("sum", 1, 32, 1, 4, 1), {"B": 2, "R": 40, "C": 64}),
+            ("argmax", ReduceParams("argmax", 1, 64, 1, 1, 1), {"B": 3, "R": 17, "C": 29}),
+            pytest.param("max", ReduceParams("max", 1, 32, 1, 4, 2), {"B": 4, "R": 16, "C": 65},
+                         marks=pytest.mark.slow),
+            pytest.param("mean", ReduceParams("mean", 1, 64, 1, 2, 2),
+                         {"B": 5, "R": 23, "C": 41}, marks=pytest.mark.slow)]
+
+
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("op, p, sizes", _split_cases())
+def test_rows_cut_across_blocks_reduce_as_whole_rows_do(tmp_path, op, p, sizes):
+    """On a GPU of 64 SMs these few long rows take the split kernels (a state per slice in the
+    static workspace, then one block a row combining them); on one of 3 the one kernel. Both
+    against numpy in float64; values rounded to halves, so sums are exact and argmax meets
+    ties."""
+    spec = _whole(tmp_path, op, sizes)
+    source = family_for(spec).render(p, "float32", SM90)
+    contract, _ = parse_contract(source, spec)
+    values = {**spec.sizes_of(sizes), "SMS": 64}
+    assert [launch.kernel.rsplit("_", 1)[1] for launch in contract.launches_at(values)] == \
+        ["parts", "finish"]
+    rng = np.random.default_rng(sum(sizes.values()))
+    shape = (sizes["B"], sizes["R"], sizes["C"])
+    x = stored(np.round(rng.standard_normal(shape) * 4) / 2, "float32")
+    want = x.reshape(sizes["B"], -1).sum(axis=1) if op == "sum" else NUMPY[op](x)
+    for sms in (64, 3):
+        (got,) = run(source, spec, "float32", sizes, {"x": x}, tmp_path, sms=sms).values()
+        assert got.shape == np.shape(want)
+        if op == "argmax":
+            assert got == want, (sms, got, want)
+        else:
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (sms, got, want)
+
+
 def test_the_space_holds_only_runnable_configurations_in_the_spec_layout(tmp_path):
     """The search's space holds only configurations the template can run; the layout is the
     spec's, never searched."""
@@ -208,6 +308,7 @@ PROBLEMS = {  # problem file -> the reduction its probe finds, and whether each 
     "l1_min_dim": (Reduction("min", 2), 1),
     "l1_prod_dim": (Reduction("prod", 1), 0),
     "l1_argmin_dim0": (Reduction("argmin", 0), 0),
+    "l1_mean_hw": (Reduction("mean", 2, 0.0, 2), 1),
 }
 
 
@@ -224,14 +325,17 @@ def test_each_reduction_problem_gets_the_field(name):
 
 @pytest.mark.slow
 def test_which_forwards_become_a_reduction(tmp_path):
-    """One reduction of the input over one dim, keepdim or not, any spelling; several dims, a
-    dtype= conversion, both outputs of torch.max, or a reduction followed by more work do not."""
+    """One reduction of the input over one dim, several adjacent ones or all, keepdim or not, any
+    spelling; dims that are not adjacent, a dtype= conversion, both outputs of torch.max, or a
+    reduction followed by more work do not."""
     text = (DATA / "l1_mean_dim.py").read_text()
     cases = {
         "torch.amax(x, dim=-1, keepdim=True)": Reduction("max", 2),
         "x.sum(0)": Reduction("sum", 0),
         "torch.max(x, 1).values": Reduction("max", 1),
-        "x.sum(dim=(1, 2))": Reduction(),
+        "x.sum(dim=(1, 2))": Reduction("sum", 1, 0.0, 2),
+        "x.sum(dim=(0, 2))": Reduction(),
+        "x.sum()": Reduction("sum", 0, 0.0, 3),
         "x.sum(dim=1, dtype=torch.float64)": Reduction(),
         "torch.max(x, 1)": Reduction(),
         "x.sum(dim=1) * 2": Reduction(),

@@ -2,9 +2,11 @@
 # Thirty-sixth session. From the repository root (carry .deb and .whl), results under $OUT.
 #   bash benchmarks/s36-2026-12-07/device.sh new
 #     The GPU tests of what s35 and s36 wrote on the CPU (l1_hardsigmoid_4d.py, a 4-D pointwise;
-#     the L1, L2 and RMS norm problems; l1_layernorm.py and l1_layernorm_3d.py, same_as:
-#     layernorm), then kgen generate on the RMS norm over the 64 channels of 16 x 64 x 256 x 256
-#     float32 and on a LayerNorm over (64, 256, 256) of the same input (16 rows of 4M: few rows).
+#     the L1, L2 and RMS norm problems; l1_layernorm*.py, same_as: layernorm, one of them cut
+#     across blocks; l1_frobenius.py, a norm over every dim, cut across blocks; l1_mean_hw.py, a
+#     mean over two dims), then kgen generate on a LayerNorm over (64, 256, 256) of 16 x 64 x 256
+#     x 256 float32 (16 rows of 4M: few rows), on the Frobenius norm of that input, and on the
+#     RMS norm over its 64 channels.
 #   bash benchmarks/s36-2026-12-07/device.sh part1 | part2
 #     make test-gpu in two halves that each fit a 10-minute call (8 workers): part1 the
 #     KernelBench, memory-author and ops files, part2 the rest.
@@ -30,7 +32,8 @@ if [ "$what" = part2 ]; then
 fi
 if [ "$what" = new ]; then
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-    tests/test_kernelbench_gpu.py -k "hardsigmoid_4d or norm" 2>&1 | tee "$OUT/new-gpu.log" \
+    tests/test_kernelbench_gpu.py -k "hardsigmoid_4d or norm or frobenius or mean_hw" 2>&1 \
+    | tee "$OUT/new-gpu.log" \
     | tail -12
   mkdir -p /tmp/big
   sed -e 's/^batch_size = .*/batch_size = 16/' -e 's/^features = .*/features = 64/' \
@@ -40,6 +43,13 @@ if [ "$what" = new ]; then
     --arch sm_90 --rounds 3 --out /tmp/gen/ln >> "$OUT/ln.log" 2>&1
   cp /tmp/gen/ln/report.md "$OUT/ln-report.md" 2>/dev/null
   tail -12 "$OUT/ln.log"
+  sed -e 's/^batch_size = .*/batch_size = 16/' -e 's/^features = .*/features = 64/' \
+    -e 's/^dim1 = .*/dim1 = 256/' -e 's/^dim2 = .*/dim2 = 256/' \
+    tests/data/kernelbench/l1_frobenius.py > /tmp/big/l1_frobenius.py
+  timeout "$(left)" python3 -m kgen generate --kernelbench /tmp/big/l1_frobenius.py \
+    --arch sm_90 --rounds 3 --out /tmp/gen/fro >> "$OUT/fro.log" 2>&1
+  cp /tmp/gen/fro/report.md "$OUT/fro-report.md" 2>/dev/null
+  tail -12 "$OUT/fro.log"
   mkdir -p /tmp/big
   sed -e 's/^batch_size = .*/batch_size = 16/' -e 's/^dim1 = .*/dim1 = 256/' \
     -e 's/^dim2 = .*/dim2 = 256/' tests/data/kernelbench/l1_rmsnorm_channels.py \

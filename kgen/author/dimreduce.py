@@ -110,7 +110,7 @@ class Extent:
     @classmethod
     def at(cls, bound: Bound, sizes: dict[str, int]) -> Extent:
         return cls(*(expr.evaluate(_product(dims), sizes)
-                     for dims in (bound.outer, (bound.r,), bound.inner)))
+                     for dims in (bound.outer, bound.r, bound.inner)))
 
 
 def _product(dims: tuple[str, ...]) -> str:
@@ -128,9 +128,12 @@ def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[Reduc
     if rows:
         tx = 32 if e.r <= 1024 else 128 if e.r <= 8192 else 256
         p = ReduceParams(op, 1, tx, max(1, 256 // tx), vec, 4, 0)
+        split = (f"; with rows this few, the file's split kernels cut each row longer than "
+                 f"{4 * slice_of(p)} into slices of {slice_of(p)}, a block of {tx} each"
+                 if few(e) else "")
         return p, (f"each output is a contiguous row of {e.r}: {tx} threads per row with "
                    f"{vec}-element accesses, 4 in flight each, {p.ty} rows per 256-thread block "
-                   f"({-(-e.outer // p.ty)} blocks)")
+                   f"({-(-e.outer // p.ty)} blocks){split}")
     # A warp along INNER, 8 threads splitting R (the shape that reached the copy bandwidth on an
     # H100: README); narrower accesses where 16-byte ones leave fewer than two blocks per SM, since
     # a block covers one OUTER index and each SM needs columns of its own to read. (Wider blocks,
@@ -178,17 +181,33 @@ def estimate(p: ReduceParams, arch: Arch, dtype: str, e: Extent, reg_scale: floa
                             used * fill_factor * shared, note)
 
 
+MAX_PARTS = 1 << 16  # dimreduce.cu's static workspace: one state per slice of every row
+
+
+def slice_of(p: ReduceParams) -> int:
+    """Elements of a row per block where rows are cut across blocks (dimreduce.cu's SLICE)."""
+    return p.tx * p.vec * p.unroll * 4
+
+
+def few(e: Extent) -> bool:
+    """Outputs too few for a block (group) each to fill the GPU: at most a quarter of the SMs
+    (of the GPU the author assumes; the launch lines compare with the running GPU's)."""
+    return 4 * e.outer <= SMS
+
+
 def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
-           claim: str, eps: float = 0.0) -> str:
+           claim: str, eps: float = 0.0, few_rows: bool = False) -> str:
     """The full .cu source (contract header first) for op `op_name`, whose spec's `claim` binds
     it as `bound`: the kernel takes X's size symbols as int arguments and forms OUTER, R and
-    INNER from them (a number in X's shape is written in). `eps`: rmsnorm's."""
+    INNER from them (a number in X's shape is written in). `eps`: rmsnorm's. `few_rows` (over
+    the last dims only): a bench size has few rows, so the file adds the split-row kernels,
+    which its launch lines pick where rows are few and long."""
     if bool(p.rows) != bound.rows:
         raise ValueError(f"rows={p.rows} does not match a reduction over "
                          f"{'the last' if bound.rows else 'an inner'} dim")
     info = DTYPES[dtype]
     name = f"{p.op}_dim_{info.short}"
-    symbols = list(dict.fromkeys(d for d in (*bound.outer, bound.r, *bound.inner)
+    symbols = list(dict.fromkeys(d for d in (*bound.outer, *bound.r, *bound.inner)
                                  if not d.isdigit()))
 
     def c_product(dims: tuple[str, ...]) -> str:  # the kernel's arguments are d_SYMBOL
@@ -202,12 +221,26 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
         how = (f"{p.tx} threads along INNER with {p.vec} column(s) each, {p.ty} splitting R, "
                "combined in shared memory")
     args = ", ".join([bound.x, bound.y, *symbols])
-    launch = f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
+    outer, r, piece = _product(bound.outer), _product(bound.r), slice_of(p)
+    split = (f"4 * {outer} <= SMS and {r} > {4 * piece} and {outer} * cdiv({r}, {piece}) <= "
+             f"{MAX_PARTS}") if p.rows and few_rows else ""
+    launch = [f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
+              + (f" when=(not ({split}))" if split else "")]
+    if split:
+        finish = f"cdiv({r}, {piece})" if p.op in NORMS else "1"
+        launch += [f"{name}_parts grid=(cdiv({r}, {piece}), {outer}) block=({p.tx}) smem=0 "
+                   f"args=({args}) when=({split})",
+                   f"{name}_finish grid=({finish}, {outer}) block=({p.tx}) smem=0 "
+                   f"args=({args}) when=({split})"]
+        how += (f"; where rows are few and long ({split}), each row is cut into slices of "
+                f"{piece} across blocks of {p.tx}: one launch reduces each slice to a state, a "
+                "second combines a row's states")
     result = "int64 indices" if p.op in INDEX_OPS else dtype
-    what = (f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {bound.r} -> "
+    r = _product(bound.r)
+    what = (f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {r} -> "
             f"{bound.y} ({dtype}, {bound.x}'s shape; a second pass re-reads {bound.x})"
             if p.op in NORMS else
-            f"{p.op} of {bound.x} over R = {bound.r} -> {bound.y} ({result})")
+            f"{p.op} of {bound.x} over R = {r} -> {bound.y} ({result})")
     about = (f"{op_name} is a reduction (its spec says {claim}): {what}; OUTER = "
              f"{_product(bound.outer)}, INNER = "
              f"{_product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
@@ -219,9 +252,10 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
               + f"constexpr int TX = {p.tx}, TY = {p.ty}, VEC = {p.vec}, UNROLL = {p.unroll}, "
               f"ROWS = {p.rows}, HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n"
+              f"#define SPLIT {int(bool(split))}\n"
               f"#define DIMS {', '.join(f'int d_{s}' for s in symbols)}\n"
               f"#define OUTER ((long long)({c_product(bound.outer)}))\n"
-              f"#define RLEN ({c_product((bound.r,))})\n"
+              f"#define RLEN ({c_product(bound.r)})\n"
               f"#define INNER ({c_product(bound.inner)})\n")
     return contract_header(op_name, dtype, p.choices, launch, about) + fill(TEMPLATE, params,
                                                                              name)

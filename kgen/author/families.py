@@ -276,9 +276,10 @@ class BoundPointwise(MemFamily):
 
 class BoundReduce(MemFamily):
     """The dim-reduction template for an op whose spec says `reduce: {op, dim}` (a KernelBench sum,
-    mean, max, min, prod, argmax or argmin over one dim, or L1, L2 or RMS norm over one). Whether
-    each output is a contiguous row (the reduced dim is X's last) is fixed by the spec, not
-    searched; the defaults and the cost model are judged at the first bench size."""
+    mean, max, min, prod, argmax or argmin over one dim or several adjacent ones, or L1, L2 or
+    RMS norm over them). Whether each output is a contiguous row (the reduced dims are X's last)
+    is fixed by the spec, not searched; the defaults and the cost model are judged at the first
+    bench size; a bench size with few such rows adds the split-row kernels."""
 
     def __init__(self, spec: OpSpec):
         self.reduction, self.bound = reduction.bind(spec.reduce, spec.tensors, spec.sizes,
@@ -287,6 +288,10 @@ class BoundReduce(MemFamily):
         self.by_row = int(self.bound.rows)  # the layout, the same for every configuration
         at = (spec.bench_sizes or spec.test_sizes)[0]
         self.extent = dimreduce.Extent.at(self.bound, spec.sizes_of(at))
+        # over the last dims, a bench size with few rows: the file adds the split-row kernels
+        self.few_rows = self.bound.rows and any(
+            dimreduce.few(dimreduce.Extent.at(self.bound, spec.sizes_of(e)))
+            for e in spec.bench_sizes)
 
     def _axes(self, dtype: str) -> dict[str, tuple[int, ...]]:
         return dimreduce.axes(dtype, self.by_row)
@@ -308,9 +313,10 @@ class BoundReduce(MemFamily):
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
         eps = f", eps: {self.reduction.eps!r}" if self.op == "rmsnorm" else ""
-        claim = f"reduce: {{op: {self.op}, dim: {self.reduction.dim}{eps}}}"
+        dims = self.reduction.dim if self.reduction.count == 1 else list(self.reduction.dims)
+        claim = f"reduce: {{op: {self.op}, dim: {dims}{eps}}}"
         return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim,
-                                self.reduction.eps)
+                                self.reduction.eps, self.few_rows)
 
     def parse(self, text: str) -> Any | None:
         p = super().parse(text)
@@ -353,7 +359,8 @@ def why_not(spec: OpSpec | None) -> str:
     if kind is None:
         return (f"the builtin author has no template for {spec.name} (it writes {written}, "
                 "any elementwise op whose spec says `pointwise: EXPR`, and any reduction, or "
-                "L1, L2 or RMS norm, over one dim whose spec says `reduce: {op, dim}`)")
+                "L1, L2 or RMS norm, over one dim or adjacent ones whose spec says "
+                "`reduce: {op, dim}`)")
     sizes, tensors, params = kind.SIGNATURES[spec.name]
     want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
     return (f"the builtin author's {spec.name} template is for the shipped op ({want}"

@@ -286,8 +286,9 @@ def _pointwise(calls: list[Call], inputs: list[Any], out: Any) -> str:
 
 
 def _reduce(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
-    """{op, dim} where forward is one reduction over one dim of its one floating input (2-D or
-    more), returning its result (the values of torch.max(x, dim)); else {}."""
+    """{op, dim} where forward is one reduction of its one floating input (2-D or more) over one
+    dim, several adjacent ones or all, returning its result (the values of torch.max(x, dim));
+    else {}."""
     if len(calls) != 1 or len(inputs) != 1:
         return {}
     func, args, kwargs, result = calls[0]
@@ -296,23 +297,27 @@ def _reduce(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
     if (values is not out or not args or args[0] is not x or x.dim() < 2
             or not x.dtype.is_floating_point):
         return {}
-    found = reduction.from_aten(str(func).removeprefix("aten."), args, kwargs)
-    return {} if found is None else {"op": found.op, "dim": found.dim}  # spec loading normalizes
+    found = reduction.from_aten(str(func).removeprefix("aten."), args, kwargs, x.dim())
+    return {} if found is None else _field(found)
+
+
+def _field(found: Any) -> dict[str, Any]:
+    """A Reduction as the `reduce` field says it (several dims as a list)."""
+    dims = found.dim if found.count == 1 else list(found.dims)
+    return {"op": found.op, "dim": dims, **({"eps": found.eps} if found.op == "rmsnorm" else {})}
 
 
 def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
     """{op, dim, eps} where forward divides its one floating input (2-D or more) by a norm of it
-    over one dim (kgen.ops.reduction.norm_from_aten: L1, L2, RMS); else {}."""
+    over one dim, several adjacent ones or all (kgen.ops.reduction.norm_from_aten: L1, L2 and
+    Frobenius, RMS); else {}."""
     if len(inputs) != 1 or inputs[0].dim() < 2 or not inputs[0].dtype.is_floating_point \
             or any(kwargs for _, _, kwargs, _ in calls):
         return {}
     found = reduction.norm_from_aten(
         [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
         inputs[0], out)
-    if found is None:
-        return {}
-    return {"op": found.op, "dim": found.dim, **({"eps": found.eps} if found.op == "rmsnorm"
-                                                 else {})}
+    return {} if found is None else _field(found)
 
 
 def _layernorm(calls: list[Call], inputs: list[Any], out: Any,

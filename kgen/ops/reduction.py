@@ -5,7 +5,9 @@ KernelBench `torch.sum(x, dim=1)`, `torch.mean`, `torch.max(x, dim)[0]`, `torch.
 
 X may have any number of dims; its one output Y has X's shape with the reduced dim dropped, or
 kept as a dim of 1 (keepdim). Either way X is, in memory, [OUTER, R, INNER] (OUTER the product of
-the dims before the reduced one, INNER of those after) and Y is [OUTER, INNER]. sum, mean, max,
+the dims before the reduced one, INNER of those after) and Y is [OUTER, INNER]. Several adjacent
+dims (`dim: [1, 2]`, or every dim: torch.sum(x), torch.norm(x, p='fro')) are reduced as one, R
+their product. sum, mean, max,
 min and prod give the run's dtype; argmax and argmin give int64 indices, the first one on ties
 (as torch does). As with `same_as`, validation still runs the op's own reference, so a wrong
 claim costs failed candidates, never a wrong result.
@@ -29,8 +31,8 @@ NORMS = ("l1norm", "l2norm", "rmsnorm")  # X divided by a norm over the dim: Y i
 OPS = (*REDUCTIONS, *NORMS)
 INDEX_OPS = ("argmax", "argmin")  # int64 results
 FORM = ("reduce takes one operand X (2-D or more) and one output Y: X's shape with the reduced "
-        "dim dropped or kept as 1 (X's shape itself for l1norm, l2norm and rmsnorm), in the run's "
-        "dtype (int64 for argmax and argmin), with no parameters")
+        "dim(s) dropped or kept as 1 (X's shape itself for l1norm, l2norm and rmsnorm), in the "
+        "run's dtype (int64 for argmax and argmin), with no parameters")
 
 
 @dataclass(frozen=True)
@@ -39,9 +41,9 @@ class Bound:
 
     x: str
     y: str
-    outer: tuple[str, ...]  # X's dims before the reduced one (sizes or numbers)
-    r: str  # the reduced dim
-    inner: tuple[str, ...]  # X's dims after it
+    outer: tuple[str, ...]  # X's dims before the reduced ones (sizes or numbers)
+    r: tuple[str, ...]  # the reduced dims (one, or several adjacent: R is their product)
+    inner: tuple[str, ...]  # X's dims after them
 
     @property
     def rows(self) -> bool:
@@ -50,8 +52,9 @@ class Bound:
 
 
 def parse(value: Any) -> Reduction:
-    """The `reduce` field's value ({op: sum, dim: 1}, {op: rmsnorm, dim: 1, eps: 1e-5});
-    ValueError naming the field."""
+    """The `reduce` field's value ({op: sum, dim: 1}, {op: sum, dim: [1, 2]}, {op: rmsnorm,
+    dim: 1, eps: 1e-5}); ValueError naming the field. Several dims must be adjacent, in
+    increasing order, all counted from the front or all from the back ([1, 2], [-2, -1])."""
     if not isinstance(value, dict) or not {"op", "dim"} <= set(value) <= {"op", "dim", "eps"}:
         raise ValueError("field 'reduce' should be a mapping with op and dim, and eps for "
                          "rmsnorm (e.g. {op: sum, dim: 1})")
@@ -59,13 +62,19 @@ def parse(value: Any) -> Reduction:
     if op not in OPS:
         raise ValueError(f"field 'reduce.op': {op!r} is not a reduction kgen knows (known: "
                          f"{', '.join(OPS)})")
-    if type(dim) is not int:
-        raise ValueError(f"field 'reduce.dim' should be an integer, not {dim!r}")
+    dims = dim if isinstance(dim, list) else [dim]
+    if not dims or any(type(d) is not int for d in dims):
+        raise ValueError(f"field 'reduce.dim' should be an integer or a list of adjacent ones, "
+                         f"not {dim!r}")
     if "eps" in value and op != "rmsnorm":
         raise ValueError(f"field 'reduce.eps': only rmsnorm takes eps, not {op}")
     if type(eps) not in (int, float) or not 0 <= eps < 1e30:
         raise ValueError(f"field 'reduce.eps' should be a number >= 0, not {eps!r}")
-    return Reduction(op, dim, float(eps))
+    if any(b != a + 1 for a, b in zip(dims, dims[1:], strict=False)) or \
+            (min(dims) < 0 <= max(dims)):
+        raise ValueError(f"field 'reduce.dim': {dim} are not adjacent dims in increasing order, "
+                         "all counted from the front or all from the back")
+    return Reduction(op, dims[0], float(eps), len(dims))
 
 
 def bind(reduction: Reduction, tensors: Sequence[Tensor], sizes: Sequence[str],
@@ -78,9 +87,9 @@ def bind(reduction: Reduction, tensors: Sequence[Tensor], sizes: Sequence[str],
     if why:
         raise ValueError(f"field 'reduce': {FORM}; {why}")
     x = operands[0]
-    dim = reduction.dim % len(x.shape)
-    bound = Bound(x.name, outputs[0].name, x.shape[:dim], x.shape[dim], x.shape[dim + 1:])
-    return Reduction(reduction.op, dim, reduction.eps), bound
+    dim, end = reduction.dim % len(x.shape), reduction.dim % len(x.shape) + reduction.count
+    bound = Bound(x.name, outputs[0].name, x.shape[:dim], x.shape[dim:end], x.shape[end:])
+    return Reduction(reduction.op, dim, reduction.eps, reduction.count), bound
 
 
 def _mismatch(reduction: Reduction, operands: list[Tensor], outputs: list[Tensor],
@@ -98,48 +107,71 @@ def _mismatch(reduction: Reduction, operands: list[Tensor], outputs: list[Tensor
                 f"{'dtype ' + y.dtype if y.dtype else 'the run dtype'}")
     if len(x.shape) < 2:
         return f"{x.name} has {len(x.shape)} dim(s)"
-    if not -len(x.shape) <= reduction.dim < len(x.shape):
-        return f"dim {reduction.dim} is out of range for {x.name}'s {len(x.shape)} dims"
+    if not -len(x.shape) <= reduction.dim < len(x.shape) or \
+            reduction.dim % len(x.shape) + reduction.count > len(x.shape):
+        shown = reduction.dim if reduction.count == 1 else list(
+            range(reduction.dim, reduction.dim + reduction.count))
+        return f"dim {shown} is out of range for {x.name}'s {len(x.shape)} dims"
     odd = [d for d in x.shape if d not in sizes and not d.isdigit()]
     if odd:
         return f"{x.name}'s dim {odd[0]} is neither a size symbol nor a number"
     if all(d.isdigit() for d in x.shape):
         return f"{x.name}'s shape names no size symbol"
-    dim = reduction.dim % len(x.shape)
+    dim, end = reduction.dim % len(x.shape), reduction.dim % len(x.shape) + reduction.count
     if reduction.op in NORMS:
         return "" if y.shape == x.shape else (f"{reduction.op} gives {x.name}'s shape, and "
                                               f"{y.name} is [{','.join(y.shape)}]")
-    dropped = x.shape[:dim] + x.shape[dim + 1:]
-    kept = y.shape[:dim] + y.shape[dim + 1:]
+    dropped = x.shape[:dim] + x.shape[end:]
+    kept = y.shape[:dim] + y.shape[end:]
     if y.shape != dropped and not (len(y.shape) == len(x.shape) and kept == dropped):
+        which = f"dim {dim}" if reduction.count == 1 else f"dims {dim} to {end - 1}"
         return (f"{y.name}[{','.join(y.shape)}] is not {x.name}[{','.join(x.shape)}] without "
-                f"dim {dim}")
+                f"{which}")
     return ""
 
 
 # The aten ops KernelBench's reductions dispatch to (torch.sum(x, dim=1), x.mean(1, True),
 # torch.max(x, dim=1)[0], torch.amax, torch.argmin(...)): the op, and whether its dim argument is
-# a list (sum, mean, amax, amin) or an int.
+# a list (sum, mean, amax, amin: one dim or several) or an int. Over every dim (torch.sum(x),
+# x.mean(), torch.max(x), torch.argmax(x): the flat index) they dispatch to ALL_DIMS's.
 ATEN = {"sum.dim_IntList": ("sum", True), "mean.dim": ("mean", True),
         "amax.default": ("max", True), "amin.default": ("min", True),
         "max.dim": ("max", False), "min.dim": ("min", False), "prod.dim_int": ("prod", False),
         "argmax.default": ("argmax", False), "argmin.default": ("argmin", False)}
+ALL_DIMS = {"sum.default": "sum", "mean.default": "mean", "max.default": "max",
+            "min.default": "min", "prod.default": "prod", "argmax.default": "argmax",
+            "argmin.default": "argmin"}
 
 
-def from_aten(name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Reduction | None:
-    """The reduction an aten call is, over one dim (keepdim either way), or None: several dims,
-    all of them, a dtype= conversion or an op the table lacks."""
-    if name not in ATEN or kwargs or len(args) < 2:
+def adjacent(dims: Sequence[Any], rank: int) -> tuple[int, int] | None:
+    """(first, count) of dims that are one or several adjacent dims of a tensor of `rank` dims
+    (negative ones counted from the end, in any order), else None."""
+    if not dims or any(type(d) is not int or not -rank <= d < rank for d in dims):
+        return None
+    found = sorted({d % rank for d in dims})
+    if len(found) != len(dims) or found[-1] - found[0] != len(found) - 1:
+        return None
+    return found[0], len(found)
+
+
+def from_aten(name: str, args: Sequence[Any], kwargs: dict[str, Any],
+              rank: int) -> Reduction | None:
+    """The reduction an aten call on a tensor of `rank` dims is, over one dim, several adjacent
+    ones or all of them (keepdim either way), or None: dims that are not adjacent, a dtype=
+    conversion or an op the tables lack."""
+    if kwargs:
+        return None
+    if name in ALL_DIMS and (len(args) == 1 or (name.startswith("arg") and len(args) == 2
+                                                and args[1] is None)):
+        return Reduction(ALL_DIMS[name], 0, 0.0, rank)
+    if name not in ATEN or len(args) < 2:
         return None
     op, listed = ATEN[name]
-    dim = args[1]
-    if listed:
-        if not isinstance(dim, (list, tuple)) or len(dim) != 1:
-            return None
-        dim = dim[0]
-    if type(dim) is not int:
+    dims = args[1] if listed else [args[1]]
+    if not isinstance(dims, (list, tuple)):
         return None
-    return Reduction(op, dim)
+    found = adjacent(dims, rank)
+    return None if found is None else Reduction(op, found[0], 0.0, found[1])
 
 
 def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
@@ -147,15 +179,23 @@ def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
     """The norm a forward's aten calls compute, or None. `calls` are (aten name, args, result)
     in order, tensors compared by identity with X and the output. Read: x / sum(|x|, d, keepdim),
     x / norm(x, 2, d, keepdim) (linalg_vector_norm) or x / sqrt(sum(x^2)), x / sqrt(mean(x^2, d,
-    keepdim) + eps) or x * rsqrt(...) (x^2 as x ** 2 or x * x). Every call must take part."""
+    keepdim) + eps) or x * rsqrt(...) (x^2 as x ** 2 or x * x); d one dim or several adjacent
+    ones, or none at all for every dim (torch.norm(x, p='fro'), whose 0-d result broadcasts).
+    Every call must take part."""
     known: dict[int, tuple] = {id(x): ("x",)}  # tensor -> what it is, in terms of X
 
     def what(value: Any) -> tuple:
         return known.get(id(value), ("?",))
 
-    def one_dim(dims: Any, keep: Any) -> int | None:
-        ok = isinstance(dims, (list, tuple)) and len(dims) == 1 and type(dims[0]) is int
-        return dims[0] if ok and keep is True else None
+    rank = len(x.shape)
+
+    def over(dims: Any, keep: Any) -> tuple[int, int] | None:
+        """(first, count) of the dims a reduction kept for broadcasting reads: one or several
+        adjacent dims with keepdim, or every dim (no dims: a 0-d result broadcasts too)."""
+        if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+            return 0, rank
+        ok = isinstance(dims, (list, tuple)) and keep is True
+        return adjacent(dims, rank) if ok else None
 
     for name, args, result in calls:
         a = [what(v) for v in args[:2]]
@@ -165,15 +205,15 @@ def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
         elif (name == "pow.Tensor_Scalar" and a[0] == ("x",) and args[1] == 2) or (
                 name == "mul.Tensor" and a == [("x",), ("x",)]):
             found = ("square",)
-        elif name in ("sum.dim_IntList", "mean.dim") and len(args) == 3 and a[0][0] in (
-                "abs", "square"):
-            dim = one_dim(args[1], args[2])
+        elif name in ("sum.dim_IntList", "mean.dim", "sum.default", "mean.default") and \
+                len(args) in (1, 3) and a[0][0] in ("abs", "square"):
+            dim = over(*args[1:]) if len(args) == 3 else over(None, None)
             kind = {("sum", "abs"): "l1", ("sum", "square"): "sumsq",
                     ("mean", "square"): "meansq"}.get((name.split(".")[0], a[0][0]))
             found = (kind, dim, 0.0) if dim is not None and kind else None
-        elif name == "linalg_vector_norm.default" and len(args) == 4 and a[0] == ("x",) \
-                and args[1] == 2:
-            dim = one_dim(args[2], args[3])
+        elif name == "linalg_vector_norm.default" and 1 <= len(args) <= 4 and \
+                a[0] == ("x",) and (len(args) == 1 or args[1] == 2):
+            dim = over(args[2] if len(args) > 2 else None, args[3] if len(args) > 3 else None)
             found = ("l2", dim, 0.0) if dim is not None else None
         elif name == "add.Tensor" and a[0][0] == "meansq" and type(args[1]) in (int, float):
             found = ("meansq", a[0][1], a[0][2] + args[1])
@@ -187,8 +227,9 @@ def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
         if found is None:
             return None
         known[id(result)] = found
-    last = what(out)  # ("norm", l1 | l2 | rms, dim, eps): only the rms form ever adds an eps
+    last = what(out)  # ("norm", l1 | l2 | rms, (dim, count), eps): only rms ever adds an eps
     if last[0] != "norm":
         return None
-    return Reduction({"l1": "l1norm", "l2": "l2norm", "rms": "rmsnorm"}[last[1]], last[2],
-                     float(last[3]))
+    (dim, count), eps = last[2], float(last[3])
+    return Reduction({"l1": "l1norm", "l2": "l2norm", "rms": "rmsnorm"}[last[1]], dim, eps,
+                     count)

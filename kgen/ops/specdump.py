@@ -37,7 +37,8 @@ def spec_data(spec: OpSpec) -> dict[str, Any]:
     if spec.pointwise:
         data["pointwise"] = spec.pointwise
     if spec.reduce.op:
-        data["reduce"] = {"op": spec.reduce.op, "dim": spec.reduce.dim,
+        dims = spec.reduce.dim if spec.reduce.count == 1 else list(spec.reduce.dims)
+        data["reduce"] = {"op": spec.reduce.op, "dim": dims,
                           **({"eps": spec.reduce.eps} if spec.reduce.op == "rmsnorm" else {})}
     return data
 

@@ -23,6 +23,7 @@
 typedef float T;
 #define KGEN_OP 0
 constexpr int TX = 32, TY = 8, VEC = 4, UNROLL = 4, ROWS = 0, HINT = 0, MIN_BLOCKS = 4;
+#define SPLIT 0  // 1 (ROWS 1 only): the split-row kernels too, for few long rows
 // X's sizes as kernel arguments, and OUTER, R and INNER over them
 #define DIMS int d_B, int d_R, int d_C
 #define OUTER ((long long)(d_B))
@@ -217,15 +218,11 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
   }
 }
 
-// ROWS 1: row o = blockIdx.x * TY + ty, its accesses tx, tx + TX, ... of V elements each.
+// ROWS 1: this thread's state over nv accesses of V elements from x (its accesses tx, tx + TX,
+// ...), the element at x[j] being index base + j of the reduced dim.
 template <int V>
-__device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ Y,
-                                     long long outer, int R, State* red) {
-  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
-  const long long o = (long long)blockIdx.x * TY + ty;
-  const bool live = o < outer;
-  const T* x = X + (size_t)(live ? o : 0) * R;
-  const int nv = R / V;  // accesses in the row
+__device__ __forceinline__ State row_state(const T* __restrict__ x, int nv, int base, int tx,
+                                           bool live) {
   State s = State::none();
   for (int i0 = tx; i0 < nv; i0 += TX * UNROLL) {
     float f[UNROLL][V];
@@ -239,9 +236,22 @@ __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ 
       const int i = i0 + u * TX;
       if (!live || i >= nv) continue;
 #pragma unroll
-      for (int k = 0; k < V; ++k) s.add(f[u][k], i * V + k);
+      for (int k = 0; k < V; ++k) s.add(f[u][k], base + i * V + k);
     }
   }
+  return s;
+}
+
+// ROWS 1: row o = blockIdx.x * TY + ty, its accesses tx, tx + TX, ... of V elements each.
+template <int V>
+__device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ Y,
+                                     long long outer, int R, State* red) {
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const long long o = (long long)blockIdx.x * TY + ty;
+  const bool live = o < outer;
+  const T* x = X + (size_t)(live ? o : 0) * R;
+  const int nv = R / V;  // accesses in the row
+  State s = row_state<V>(x, nv, 0, tx, live);
 #pragma unroll
   for (int d = 16; d > 0; d >>= 1) s = s.with(s.shfl(d));
   if constexpr (TX > 32) {  // the row's warps meet in shared memory; its first thread combines
@@ -280,6 +290,103 @@ __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ 
     Y[o] = s.result(R);
   }
 }
+
+#if SPLIT  // ROWS 1 only
+// Split rows, for few long rows (the launch lines pick it where the rows are fewer than a quarter
+// of the SMs): row blockIdx.y is cut into S = cdiv(R, SLICE) slices of SLICE = TX * VEC * UNROLL
+// * 4 elements, a block of TX threads each. The first launch (KGEN_KERNEL_parts, grid (S, OUTER))
+// reduces each slice to a state in `parts`. The second (KGEN_KERNEL_finish) combines a row's S
+// states, in the same order in every block (so to the same bits): for a reduction one block per
+// row (grid (1, OUTER)) writes Y; for a norm each block (grid (S, OUTER), run in reverse order so
+// the first find the slices the first launch read last still in L2) scales its slice. `parts` is
+// a static workspace: one file's launches on one stream at a time.
+constexpr int SLICE = TX * VEC * UNROLL * 4;
+constexpr int MAX_PARTS = 1 << 16;  // the launch lines pick this path only where OUTER * S fits
+__device__ State parts[MAX_PARTS];
+
+// Every thread of the block (TX threads: whole warps) gets the block's combined state.
+__device__ __forceinline__ State block_all(State s, State* red) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) s = s.with(s.shfl(d));
+  if constexpr (TX > 32) {
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+    __syncthreads();
+    s = State::none();
+    for (int j = 0; j < TX / 32; ++j) s = s.with(red[j]);
+  }
+  return s;
+}
+
+template <int V>
+__device__ __forceinline__ void slice_parts(const T* __restrict__ X, int R, State* red) {
+  const int o = blockIdx.y, s = blockIdx.x, first = s * SLICE;
+  const int nv = min(SLICE, R - first) / V;
+  const State st = block_all(row_state<V>(X + (size_t)o * R + first, nv, first, threadIdx.x,
+                                          true), red);
+  if (threadIdx.x == 0) parts[o * gridDim.x + s] = st;
+}
+
+template <int V>
+__device__ __forceinline__ void slice_finish(const T* __restrict__ X, Out* __restrict__ Y, int R,
+                                             State* red) {
+  const int S = (R + SLICE - 1) / SLICE;
+  const int b = gridDim.x * gridDim.y - 1 - (int)(blockIdx.y * gridDim.x + blockIdx.x);
+  const int o = b / gridDim.x, s = b % gridDim.x;  // reverse order (norms: gridDim.x is S)
+  State st = State::none();
+  for (int j = threadIdx.x; j < S; j += TX) st = st.with(parts[o * S + j]);
+  st = block_all(st, red);
+  if constexpr (NORM) {
+    const float g = st.factor(R);
+    const int first = s * SLICE, nv = min(SLICE, R - first) / V;
+    const T* x = X + (size_t)o * R + first;
+    Out* y = Y + (size_t)o * R + first;
+    for (int i0 = threadIdx.x; i0 < nv; i0 += TX * UNROLL) {
+      float f[UNROLL][V];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int i = i0 + u * TX;
+        if (i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const int i = i0 + u * TX;
+        if (i >= nv) continue;
+#pragma unroll
+        for (int k = 0; k < V; ++k) f[u][k] *= g;
+        store_vec<V>(y + (size_t)i * V, f[u]);
+      }
+    }
+  } else if (threadIdx.x == 0) {
+    Y[o] = st.result(R);
+  }
+}
+
+// X's vector path as the main kernel takes it (the norms also store vectors).
+__device__ __forceinline__ bool rows_fast(const T* X, const Out* Y, int R) {
+  return R % VEC == 0 && aligned_to(X, VEC * (int)sizeof(T)) &&
+         (!NORM || aligned_to(Y, VEC * (int)sizeof(T)));
+}
+
+extern "C" __global__ void __launch_bounds__(TX) KGEN_KERNEL_parts(const T* __restrict__ X,
+                                                                  Out* __restrict__ Y, DIMS) {
+  __shared__ State red[TX / 32];
+  const int R = RLEN;
+  if (rows_fast(X, Y, R))
+    slice_parts<VEC>(X, R, red);
+  else
+    slice_parts<1>(X, R, red);
+}
+
+extern "C" __global__ void __launch_bounds__(TX) KGEN_KERNEL_finish(const T* __restrict__ X,
+                                                                   Out* __restrict__ Y, DIMS) {
+  __shared__ State red[TX / 32];
+  const int R = RLEN;
+  if (rows_fast(X, Y, R))
+    slice_finish<VEC>(X, Y, R, red);
+  else
+    slice_finish<1>(X, Y, R, red);
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(TX * TY, MIN_BLOCKS)
     KGEN_KERNEL(const T* __restrict__ X, Out* __restrict__ Y, DIMS) {

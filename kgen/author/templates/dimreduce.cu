@@ -242,6 +242,29 @@ __device__ __forceinline__ State row_state(const T* __restrict__ x, int nv, int 
   return s;
 }
 
+// ROWS 1, a norm's second pass: y = x times g over nv accesses of V elements (this thread's: tx,
+// tx + TX, ...), in the first pass's order.
+template <int V>
+__device__ __forceinline__ void scale_row(const T* __restrict__ x, Out* __restrict__ y, int nv,
+                                          float g, int tx) {
+  for (int i0 = tx; i0 < nv; i0 += TX * UNROLL) {
+    float f[UNROLL][V];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = i0 + u * TX;
+      if (i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const int i = i0 + u * TX;
+      if (i >= nv) continue;
+#pragma unroll
+      for (int k = 0; k < V; ++k) f[u][k] *= g;
+      store_vec<V>(y + (size_t)i * V, f[u]);
+    }
+  }
+}
+
 // ROWS 1: row o = blockIdx.x * TY + ty, its accesses tx, tx + TX, ... of V elements each.
 template <int V>
 __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ Y,
@@ -269,23 +292,7 @@ __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ 
   }
   if constexpr (NORM) {  // the row again, each element times the factor, in the first pass's order
     const float g = s.factor(R);
-    Out* y = Y + (size_t)(live ? o : 0) * R;
-    for (int i0 = tx; live && i0 < nv; i0 += TX * UNROLL) {
-      float f[UNROLL][V];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int i = i0 + u * TX;
-        if (i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int i = i0 + u * TX;
-        if (i >= nv) continue;
-#pragma unroll
-        for (int k = 0; k < V; ++k) f[u][k] *= g;
-        store_vec<V>(y + (size_t)i * V, f[u]);
-      }
-    }
+    if (live) scale_row<V>(x, Y + (size_t)o * R, nv, g, tx);
   } else if (live && tx == 0) {
     Y[o] = s.result(R);
   }
@@ -338,24 +345,7 @@ __device__ __forceinline__ void slice_finish(const T* __restrict__ X, Out* __res
   if constexpr (NORM) {
     const float g = st.factor(R);
     const int first = s * SLICE, nv = min(SLICE, R - first) / V;
-    const T* x = X + (size_t)o * R + first;
-    Out* y = Y + (size_t)o * R + first;
-    for (int i0 = threadIdx.x; i0 < nv; i0 += TX * UNROLL) {
-      float f[UNROLL][V];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int i = i0 + u * TX;
-        if (i < nv) load_vec<V, HINT>(x + (size_t)i * V, f[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const int i = i0 + u * TX;
-        if (i >= nv) continue;
-#pragma unroll
-        for (int k = 0; k < V; ++k) f[u][k] *= g;
-        store_vec<V>(y + (size_t)i * V, f[u]);
-      }
-    }
+    scale_row<V>(X + (size_t)o * R + first, Y + (size_t)o * R + first, nv, g, threadIdx.x);
   } else if (threadIdx.x == 0) {
     Y[o] = st.result(R);
   }

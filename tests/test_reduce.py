@@ -152,6 +152,7 @@ def test_the_aten_calls_of_torch_reductions_map_to_an_op_and_adjacent_dims():
     assert from_aten("argmax.default", ["x"], {}, 4) == Reduction("argmax", 0, 0.0, 4)
     assert from_aten("sum.default", ["x"], {}, 4) == Reduction("sum", 0, 0.0, 4)
     assert from_aten("max.default", ["x"], {}, 4) == Reduction("max", 0, 0.0, 4)
+    assert from_aten("amin.default", ["x"], {}, 4) == Reduction("min", 0, 0.0, 4)
     assert from_aten("sum.dim_IntList", ["x", [1, 3]], {}, 4) is None  # not adjacent
     assert from_aten("sum.dim_IntList", ["x", [1, 1]], {}, 4) is None
     assert from_aten("sum.dim_IntList", ["x", []], {}, 4) is None

@@ -236,7 +236,6 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
                 f"{piece} across blocks of {p.tx}: one launch reduces each slice to a state, a "
                 "second combines a row's states")
     result = "int64 indices" if p.op in INDEX_OPS else dtype
-    r = _product(bound.r)
     what = (f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {r} -> "
             f"{bound.y} ({dtype}, {bound.x}'s shape; a second pass re-reads {bound.x})"
             if p.op in NORMS else

@@ -7,10 +7,9 @@ X may have any number of dims; its one output Y has X's shape with the reduced d
 kept as a dim of 1 (keepdim). Either way X is, in memory, [OUTER, R, INNER] (OUTER the product of
 the dims before the reduced one, INNER of those after) and Y is [OUTER, INNER]. Several adjacent
 dims (`dim: [1, 2]`, or every dim: torch.sum(x), torch.norm(x, p='fro')) are reduced as one, R
-their product. sum, mean, max,
-min and prod give the run's dtype; argmax and argmin give int64 indices, the first one on ties
-(as torch does). As with `same_as`, validation still runs the op's own reference, so a wrong
-claim costs failed candidates, never a wrong result.
+their product. sum, mean, max, min and prod give the run's dtype; argmax and argmin give int64
+indices, the first one on ties (as torch does). As with `same_as`, validation still runs the
+op's own reference, so a wrong claim costs failed candidates, never a wrong result.
 
 The norms divide X by a norm of it over the dim, so Y has X's shape: l1norm x / sum(|x|),
 l2norm x / sqrt(sum(x^2)), rmsnorm x / sqrt(mean(x^2) + eps) (`reduce: {op: rmsnorm, dim: 1,
@@ -133,14 +132,15 @@ def _mismatch(reduction: Reduction, operands: list[Tensor], outputs: list[Tensor
 # The aten ops KernelBench's reductions dispatch to (torch.sum(x, dim=1), x.mean(1, True),
 # torch.max(x, dim=1)[0], torch.amax, torch.argmin(...)): the op, and whether its dim argument is
 # a list (sum, mean, amax, amin: one dim or several) or an int. Over every dim (torch.sum(x),
-# x.mean(), torch.max(x), torch.argmax(x): the flat index) they dispatch to ALL_DIMS's.
+# x.mean(), torch.max(x), torch.amax(x), torch.argmax(x): the flat index) they dispatch to
+# ALL_DIMS's, with the tensor alone.
 ATEN = {"sum.dim_IntList": ("sum", True), "mean.dim": ("mean", True),
         "amax.default": ("max", True), "amin.default": ("min", True),
         "max.dim": ("max", False), "min.dim": ("min", False), "prod.dim_int": ("prod", False),
         "argmax.default": ("argmax", False), "argmin.default": ("argmin", False)}
 ALL_DIMS = {"sum.default": "sum", "mean.default": "mean", "max.default": "max",
-            "min.default": "min", "prod.default": "prod", "argmax.default": "argmax",
-            "argmin.default": "argmin"}
+            "min.default": "min", "amax.default": "max", "amin.default": "min",
+            "prod.default": "prod", "argmax.default": "argmax", "argmin.default": "argmin"}
 
 
 def adjacent(dims: Sequence[Any], rank: int) -> tuple[int, int] | None:

@@ -286,6 +286,41 @@ def test_rows_cut_across_blocks_reduce_as_whole_rows_do(tmp_path, op, p, sizes):
             assert np.allclose(got, want, rtol=1e-5, atol=1e-5), (sms, got, want)
 
 
+@pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
+@pytest.mark.parametrize("op", ["mean", "argmax"])
+def test_a_0d_output_passes_kgens_checks_and_one_off_by_one_fails(tmp_path, op):
+    """Every dim reduced: the emulated default (the split pair, on 64 SMs) on kgen's own
+    seeded inputs, judged by the worker's checks against the reference; the same value plus 1
+    is rejected."""
+    import torch
+
+    from kgen.sandbox.launch import allocate
+    from kgen.sandbox.rejected import Rejected
+    from kgen.sandbox.validate import check_after_run, compute_reference, make_inputs
+
+    sizes = {"B": 5, "R": 61, "C": 59}  # one row of 17995: over 4 slices of 4096
+    spec = _whole(tmp_path, op, sizes)
+    family = family_for(spec)
+    source = family.render(family.first(SM90, "float32")[0], "float32", SM90)
+    contract, _ = parse_contract(source, spec)
+    assert [launch.kernel.rsplit("_", 1)[1] for launch in contract.launches_at(
+        {**spec.sizes_of(sizes), "SMS": 64})] == ["parts", "finish"]
+    inputs = make_inputs(spec, sizes, "float32", seed=3)
+    refs = compute_reference(spec, "float32", inputs, sizes, on_gpu=False)
+    (got,) = run(source, spec, "float32", sizes, {"x": inputs["x"].double().numpy()}, tmp_path,
+                 sms=64).values()
+    assert got.shape == ()
+    for shift in (0, 1):
+        buffers = allocate(spec, sizes, "float32", device="cpu")
+        buffers["x"].data.copy_(inputs["x"])
+        buffers["out"].data.copy_(torch.tensor(got + shift))
+        if shift:
+            with pytest.raises(Rejected, match="1 of 1 outputs of out off"):
+                check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here")
+        else:
+            check_after_run(spec, "float32", sizes, buffers, inputs, refs, "here")
+
+
 def test_the_space_holds_only_runnable_configurations_in_the_spec_layout(tmp_path):
     """The search's space holds only configurations the template can run; the layout is the
     spec's, never searched."""

@@ -109,13 +109,8 @@ class Extent:
 
     @classmethod
     def at(cls, bound: Bound, sizes: dict[str, int]) -> Extent:
-        return cls(*(expr.evaluate(_product(dims), sizes)
+        return cls(*(expr.evaluate(memspace.product(dims), sizes)
                      for dims in (bound.outer, bound.r, bound.inner)))
-
-
-def _product(dims: tuple[str, ...]) -> str:
-    """The size expression of several of X's dims taken together ("1" for none)."""
-    return " * ".join(dims) or "1"
 
 
 def first(arch: Arch, dtype: str, op: str, e: Extent, rows: bool) -> tuple[ReduceParams, str]:
@@ -181,18 +176,14 @@ def estimate(p: ReduceParams, arch: Arch, dtype: str, e: Extent, reg_scale: floa
                             used * fill_factor * shared, note)
 
 
-MAX_PARTS = 1 << 16  # dimreduce.cu's static workspace: one state per slice of every row
-
-
 def slice_of(p: ReduceParams) -> int:
     """Elements of a row per block where rows are cut across blocks (dimreduce.cu's SLICE)."""
     return p.tx * p.vec * p.unroll * 4
 
 
 def few(e: Extent) -> bool:
-    """Outputs too few for a block (group) each to fill the GPU: at most a quarter of the SMs
-    (of the GPU the author assumes; the launch lines compare with the running GPU's)."""
-    return 4 * e.outer <= SMS
+    """Outputs too few for a block (group) each to fill the GPU (memspace.few_rows)."""
+    return memspace.few_rows(e.outer)
 
 
 def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
@@ -210,20 +201,16 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
     symbols = list(dict.fromkeys(d for d in (*bound.outer, *bound.r, *bound.inner)
                                  if not d.isdigit()))
 
-    def c_product(dims: tuple[str, ...]) -> str:  # the kernel's arguments are d_SYMBOL
-        return _product(tuple(d if d.isdigit() else f"d_{d}" for d in dims))
-
     if p.rows:
-        grid = f"cdiv({_product(bound.outer)}, {p.ty})"
+        grid = f"cdiv({memspace.product(bound.outer)}, {p.ty})"
         how = f"{p.tx} threads per row, {p.ty} row(s) per block"
     else:
-        grid = f"{_product(bound.outer)} * cdiv({_product(bound.inner)}, {p.span})"
+        grid = f"{memspace.product(bound.outer)} * cdiv({memspace.product(bound.inner)}, {p.span})"
         how = (f"{p.tx} threads along INNER with {p.vec} column(s) each, {p.ty} splitting R, "
                "combined in shared memory")
     args = ", ".join([bound.x, bound.y, *symbols])
-    outer, r, piece = _product(bound.outer), _product(bound.r), slice_of(p)
-    split = (f"4 * {outer} <= SMS and {r} > {4 * piece} and {outer} * cdiv({r}, {piece}) <= "
-             f"{MAX_PARTS}") if p.rows and few_rows else ""
+    outer, r, piece = memspace.product(bound.outer), memspace.product(bound.r), slice_of(p)
+    split = memspace.split_condition(outer, r, piece) if p.rows and few_rows else ""
     launch = [f"{name} grid=({grid}) block=({p.threads}) smem=0 args=({args})"
               + (f" when=(not ({split}))" if split else "")]
     if split:
@@ -241,8 +228,8 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
             if p.op in NORMS else
             f"{p.op} of {bound.x} over R = {r} -> {bound.y} ({result})")
     about = (f"{op_name} is a reduction (its spec says {claim}): {what}; OUTER = "
-             f"{_product(bound.outer)}, INNER = "
-             f"{_product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
+             f"{memspace.product(bound.outer)}, INNER = "
+             f"{memspace.product(bound.inner)}. {how}; {p.vec} x {dtype} per access, {p.unroll} in "
              f"flight per thread{', evict-first loads' if p.hint else ''}; float32 math; any "
              "sizes.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
@@ -253,8 +240,8 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n"
               f"#define SPLIT {int(bool(split))}\n"
               f"#define DIMS {', '.join(f'int d_{s}' for s in symbols)}\n"
-              f"#define OUTER ((long long)({c_product(bound.outer)}))\n"
-              f"#define RLEN ({c_product(bound.r)})\n"
-              f"#define INNER ({c_product(bound.inner)})\n")
+              f"#define OUTER ((long long)({memspace.c_product(bound.outer)}))\n"
+              f"#define RLEN ({memspace.c_product(bound.r)})\n"
+              f"#define INNER ({memspace.c_product(bound.inner)})\n")
     return contract_header(op_name, dtype, p.choices, launch, about) + fill(TEMPLATE, params,
                                                                              name)

@@ -164,7 +164,7 @@ class MemFamily:
         self.row = memspace.row_length(spec, symbol=n)
         self.rows = memspace.row_lengths(spec, symbol=n)
         # a bench size with rows too few to fill the GPU a block each (rowwise.render)
-        self.few_rows = any(rowwise.few(int(e[m])) for e in spec.bench_sizes if m in e)
+        self.few_rows = any(memspace.few_rows(int(e[m])) for e in spec.bench_sizes if m in e)
         self._has_op = any(f.name == "op" for f in dataclasses.fields(kind.PARAMS))
 
     def templates(self, arch: Arch, dtype: str) -> tuple[str, ...]:
@@ -249,7 +249,7 @@ class BoundRows(MemFamily):
         self.rows = tuple(expr.evaluate(n, spec.sizes_of(e)) for e in spec.bench_sizes)
         self.row = self.rows[0] if self.rows else expr.evaluate(
             n, spec.sizes_of(spec.test_sizes[0]))
-        self.few_rows = any(rowwise.few(expr.evaluate(m, spec.sizes_of(e)))
+        self.few_rows = any(memspace.few_rows(expr.evaluate(m, spec.sizes_of(e)))
                             for e in spec.bench_sizes)
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:

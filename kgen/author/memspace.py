@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kgen.author import memcost
 from kgen.spec import OpSpec
 
 Signature = tuple[tuple[str, str, tuple[str, ...], str | None], ...]  # name, role, shape, dtype
@@ -98,6 +99,36 @@ def row_lengths(spec: OpSpec | None, symbol: str = "N") -> tuple[int, ...]:
     if spec is None:
         return ()
     return tuple(int(sizes[symbol]) for sizes in spec.bench_sizes if symbol in sizes)
+
+
+def product(dims: tuple[str, ...]) -> str:
+    """The size expression of several dims taken together ("1" for none)."""
+    return " * ".join(dims) or "1"
+
+
+def c_product(dims: tuple[str, ...]) -> str:
+    """The same in a kernel whose size arguments are d_SYMBOL (numbers written in)."""
+    return product(tuple(d if d.isdigit() else f"d_{d}" for d in dims))
+
+
+# The split-row kernels' static workspace (rowwise.cu, dimreduce.cu): one state per slice of
+# every row.
+MAX_PARTS = 1 << 16
+
+
+def few_rows(count: int) -> bool:
+    """Rows too few for a block (group) each to fill the GPU: at most a quarter of the SMs (of
+    the GPU the author assumes, for whether a file carries the split-row kernels; its launch
+    lines then compare with the running GPU's own count, `split_condition`)."""
+    return 4 * count <= memcost.ASSUMED_SMS
+
+
+def split_condition(rows: str, length: str, piece: int) -> str:
+    """Where a file's launch lines cut rows across blocks (slices of `piece` elements): rows
+    fewer than a quarter of the GPU's SMs, each longer than four slices, and the slices of all
+    rows within the workspace."""
+    return (f"4 * {rows} <= SMS and {length} > {4 * piece} and {rows} * cdiv({length}, {piece})"
+            f" <= {MAX_PARTS}")
 
 
 def pow2_at_least(n: int) -> int:

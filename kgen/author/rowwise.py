@@ -30,9 +30,8 @@ OPS = {"sum": 0, "max": 1, "argmax": 2, "softmax": 3, "layernorm": 4, "rmsnorm":
 REDUCTIONS = ("sum", "max", "argmax")  # one pass, one value per row
 ONLINE_OPS = ("softmax", "log_softmax", "layernorm")  # one-pass statistics differ from two passes
 REREAD_OPS = ("softmax", "log_softmax", "layernorm", "rmsnorm")  # a streamed row is read again
-# Few long rows: these ops' files can also cut each row across blocks (see `split_condition`).
+# Few long rows: these ops' files can also cut each row across blocks (memspace.split_condition).
 SPLIT_OPS = ("layernorm", "rmsnorm")
-MAX_PARTS = 1 << 16  # rowwise.cu's static workspace: one state per slice of every row
 _X = ("X", "input", memspace.MN, None)
 _Y = ("Y", "output", memspace.MN, None)
 _W = ("weight", "weight", ("N",), None)
@@ -239,29 +238,9 @@ class RowDims:
 
     def params(self) -> str:
         """The template's ROW_SIZES, ROW_M and ROW_N over the kernel's d_SYMBOL arguments."""
-        def c(dims: tuple[str, ...]) -> str:
-            return " * ".join(d if d.isdigit() else f"d_{d}" for d in dims) or "1"
         return (f"#define ROW_SIZES {', '.join(f'int d_{s}' for s in self.symbols)}\n"
-                f"#define ROW_M ({c(self.leading)})\n#define ROW_N ({c(self.trailing)})\n")
-
-
-def _product(dims: tuple[str, ...]) -> str:
-    return " * ".join(dims) or "1"
-
-
-def few(m: int) -> bool:
-    """Rows too few for a block (group) each to fill the GPU: at most a quarter of the SMs (of
-    the GPU the author assumes, for whether a file carries the split pair; its launch lines then
-    compare with the running GPU's own count)."""
-    return 4 * m <= memcost.ASSUMED_SMS
-
-
-def split_condition(p: RowParams, m: str, n: str) -> str:
-    """Where the launch lines cut rows across blocks (slices of p.chunk elements): rows fewer
-    than a quarter of the GPU's SMs, each longer than four slices, and the slices of all rows
-    within the workspace."""
-    return (f"4 * {m} <= SMS and {n} > {4 * p.chunk} and {m} * cdiv({n}, {p.chunk}) <= "
-            f"{MAX_PARTS}")
+                f"#define ROW_M ({memspace.c_product(self.leading)})\n"
+                f"#define ROW_N ({memspace.c_product(self.trailing)})\n")
 
 
 def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = (),
@@ -269,13 +248,14 @@ def render(p: RowParams, dtype: str, arch: Arch, rows: Sequence[int] = (),
     """The full .cu source (contract header first) for these parameters, dtype and arch; `rows`:
     the op's bench row lengths (they decide the file's further kernels, see `ladder`); `dims`:
     a bound op's names and dims (the launch lines then use them); `few_rows`: a bench size has
-    few rows (`few`), so for SPLIT_OPS the file adds the split-row pair of kernels."""
+    few rows (memspace.few_rows), so for SPLIT_OPS the file adds the split-row pair of kernels."""
     info = DTYPES[dtype]
     name = f"{p.op}_row_{info.short}"
     shapes = ladder(p, arch, dtype, rows)
-    m, n = (_product(dims.leading), _product(dims.trailing)) if dims else ("M", "N")
+    m, n = (memspace.product(dims.leading), memspace.product(dims.trailing)) if dims \
+        else ("M", "N")
     args = dims.args(p.op) if dims else ARGS[p.op]
-    split = split_condition(p, m, n) if few_rows and p.op in SPLIT_OPS else ""
+    split = memspace.split_condition(m, n, p.chunk) if few_rows and p.op in SPLIT_OPS else ""
     launches, kernels = [], []
     for i, q in enumerate(shapes):
         kernel = name if i == 0 else f"{name}_upto{q.chunk}" if i < len(shapes) - 1 \

@@ -102,7 +102,8 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
                                   "l1_mean_dim", "l1_min_dim", "l1_prod_dim",
                                   "l1_argmin_dim0", "l1_l1norm", "l1_l2norm",
                                   "l1_rmsnorm_channels", "l1_layernorm", "l1_layernorm_3d",
-                                  "l1_layernorm_few_rows", "l1_frobenius", "l1_mean_hw"])
+                                  "l1_layernorm_few_rows", "l1_frobenius", "l1_mean_hw",
+                                  "l1_instancenorm"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
     log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under the

@@ -259,6 +259,8 @@ def test_a_layernorm_without_its_affine_or_with_more_after_it_is_not(tmp_path):
     more = tmp_path / "more.py"
     more.write_text(text.replace("return self.ln(x)", "return self.ln(x).relu()"))
     assert load_problem(plain).same_as == "" and load_problem(more).same_as == ""
+    # without its affine it is a standardization over the last dim (kgen.ops.reduction)
+    assert load_problem(plain).reduce.op == "layernorm" and load_problem(more).reduce.op == ""
 
 
 @pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")

@@ -1,7 +1,8 @@
 """The dim-reduction template's parameters and rendering (the CUDA is templates/dimreduce.cu): an
 op whose spec says `reduce: {op, dim}` (kgen.ops.reduction: sum, mean, max, min, prod, argmax,
-argmin over one dim of X, any rank; or X divided by its l1, l2 or rms norm over the dim, which
-takes a second pass over X), float32 math for every dtype.
+argmin over one dim of X, any rank; or X divided by its l1, l2 or rms norm over the dim, or
+standardized over it (layernorm without weights), which takes a second pass over X), float32 math
+for every dtype.
 
 X is [OUTER, R, INNER] in memory. Parameters: op; rows (1 when the reduced dim is X's last, so
 each output is a contiguous row; fixed by the spec, not searched); tx threads along the contiguous
@@ -19,11 +20,14 @@ from kgen.arch import Arch
 from kgen.author import memcost, memspace
 from kgen.author.common import contract_header, fill
 from kgen.dtypes import DTYPES
-from kgen.ops.reduction import INDEX_OPS, NORMS, OPS, Bound
+from kgen.ops.reduction import EPS_OPS, INDEX_OPS, NORMS, OPS, Bound
 
 TEMPLATE = "dimreduce"
 KGEN_OP = {op: i for i, op in enumerate(OPS)}
-STATE_BYTES = 8  # a float and an int per state handed between threads
+# a float and an int per state handed between threads; layernorm's Welford state adds a count and
+# the squares about the mean
+STATE_BYTES = {"layernorm": 16}
+STATE_BYTES_DEFAULT = 8
 SMS = memcost.ASSUMED_SMS  # what the first guess and the cost model count blocks against
 
 
@@ -46,11 +50,14 @@ class ReduceParams:
     @property
     def smem_bytes(self) -> int:
         """Static shared memory: the states handed between threads (dimreduce.cu's `red`) and,
-        for a norm over an inner dim, each column's factor (`scale`)."""
+        for a norm over an inner dim, each column's factor (`scale`; layernorm's `centers`
+        too)."""
         slots = self.ty * (self.tx // 32) if self.rows else (self.ty - 1) * self.vec * self.tx
-        # one `scale` array in each of the vector and one-element paths' instantiations
-        factors = 2 * 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
-        return max(1, slots) * STATE_BYTES + factors
+        # one `scale` array (and `centers`) in each of the vector and one-element paths'
+        # instantiations
+        arrays = 2 if self.op == "layernorm" else 1
+        factors = arrays * 2 * 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
+        return max(1, slots) * STATE_BYTES.get(self.op, STATE_BYTES_DEFAULT) + factors
 
     @property
     def span(self) -> int:
@@ -78,7 +85,8 @@ def registers(p: ReduceParams) -> int:
     13.0 on sm_90 gave 56-60 for rows 0 at tx 32, ty 8, vec 4, unroll 4 (napkin 56) and 37-44
     for rows 1 at tx 32-128 (napkin 44)."""
     held = 1 if p.rows else p.vec
-    return min(255, 24 + p.unroll * p.vec + 2 * held + (4 if p.rows else 8))
+    per_state = 4 if p.op == "layernorm" else 2  # Welford: mean, count, squares (and a spare)
+    return min(255, 24 + p.unroll * p.vec + per_state * held + (4 if p.rows else 8))
 
 
 def problems(p: ReduceParams, arch: Arch, dtype: str) -> list[str]:
@@ -190,9 +198,9 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
            claim: str, eps: float = 0.0, few_rows: bool = False) -> str:
     """The full .cu source (contract header first) for op `op_name`, whose spec's `claim` binds
     it as `bound`: the kernel takes X's size symbols as int arguments and forms OUTER, R and
-    INNER from them (a number in X's shape is written in). `eps`: rmsnorm's. `few_rows` (over
-    the last dims only): a bench size has few rows, so the file adds the split-row kernels,
-    which its launch lines pick where rows are few and long."""
+    INNER from them (a number in X's shape is written in). `eps`: rmsnorm's and layernorm's.
+    `few_rows` (over the last dims only): a bench size has few rows, so the file adds the
+    split-row kernels, which its launch lines pick where rows are few and long."""
     if bool(p.rows) != bound.rows:
         raise ValueError(f"rows={p.rows} does not match a reduction over "
                          f"{'the last' if bound.rows else 'an inner'} dim")
@@ -223,7 +231,10 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
                 f"{piece} across blocks of {p.tx}: one launch reduces each slice to a state, a "
                 "second combines a row's states")
     result = "int64 indices" if p.op in INDEX_OPS else dtype
-    what = (f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {r} -> "
+    what = (f"{bound.x} standardized over R = {r} (less its mean, divided by sqrt(var + eps), "
+            f"no weights) -> {bound.y} ({dtype}, {bound.x}'s shape; a second pass re-reads "
+            f"{bound.x})" if p.op == "layernorm" else
+            f"{bound.x} divided by its {p.op.removesuffix('norm')} norm over R = {r} -> "
             f"{bound.y} ({dtype}, {bound.x}'s shape; a second pass re-reads {bound.x})"
             if p.op in NORMS else
             f"{p.op} of {bound.x} over R = {r} -> {bound.y} ({result})")
@@ -234,7 +245,7 @@ def render(p: ReduceParams, dtype: str, arch: Arch, op_name: str, bound: Bound,
              "sizes.")
     params = ((f"#include <{info.header}>\n" if info.header else "")
               + f"typedef {info.ctype} T;\n#define KGEN_OP {KGEN_OP[p.op]}\n"
-              + (f"#define KGEN_EPS {eps!r}f\n" if p.op == "rmsnorm" else "")
+              + (f"#define KGEN_EPS {eps!r}f\n" if p.op in EPS_OPS else "")
               + f"constexpr int TX = {p.tx}, TY = {p.ty}, VEC = {p.vec}, UNROLL = {p.unroll}, "
               f"ROWS = {p.rows}, HINT = {p.hint}, MIN_BLOCKS = "
               f"{memcost.min_blocks(arch, p.threads, registers(p))};\n"

@@ -312,7 +312,7 @@ class BoundReduce(MemFamily):
         return dimreduce.estimate(p, arch, dtype, self.extent, reg_scale)
 
     def render(self, p: Any, dtype: str, arch: Arch) -> str:
-        eps = f", eps: {self.reduction.eps!r}" if self.op == "rmsnorm" else ""
+        eps = f", eps: {self.reduction.eps!r}" if self.op in reduction.EPS_OPS else ""
         dims = self.reduction.dim if self.reduction.count == 1 else list(self.reduction.dims)
         claim = f"reduce: {{op: {self.op}, dim: {dims}{eps}}}"
         return dimreduce.render(p, dtype, arch, self.spec.name, self.bound, claim,
@@ -359,8 +359,8 @@ def why_not(spec: OpSpec | None) -> str:
     if kind is None:
         return (f"the builtin author has no template for {spec.name} (it writes {written}, "
                 "any elementwise op whose spec says `pointwise: EXPR`, and any reduction, or "
-                "L1, L2 or RMS norm, over one dim or adjacent ones whose spec says "
-                "`reduce: {op, dim}`)")
+                "L1, L2, RMS or unweighted layer norm, over one dim or adjacent ones whose spec "
+                "says `reduce: {op, dim}`)")
     sizes, tensors, params = kind.SIGNATURES[spec.name]
     want = ", ".join(f"{name}[{','.join(shape)}]" for name, _, shape, _ in tensors)
     return (f"the builtin author's {spec.name} template is for the shipped op ({want}"

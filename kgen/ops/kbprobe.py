@@ -198,7 +198,8 @@ def probe(path: Path) -> dict[str, Any]:
             "same_as": same_as,
             "pointwise": "" if weights or same_as else _pointwise(calls, inputs, out),
             "reduce": {} if weights else (_reduce(calls, inputs, out)
-                                          or _norm(calls, inputs, out)),
+                                          or _norm(calls, inputs, out)
+                                          or _standardize(calls, inputs, out)),
             "layernorm": _layernorm(calls, inputs, out, weights),
             "doc": inspect.getdoc(space["Model"]) or ""}
 
@@ -304,7 +305,8 @@ def _reduce(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
 def _field(found: Any) -> dict[str, Any]:
     """A Reduction as the `reduce` field says it (several dims as a list)."""
     dims = found.dim if found.count == 1 else list(found.dims)
-    return {"op": found.op, "dim": dims, **({"eps": found.eps} if found.op == "rmsnorm" else {})}
+    return {"op": found.op, "dim": dims,
+            **({"eps": found.eps} if found.op in reduction.EPS_OPS else {})}
 
 
 def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
@@ -315,6 +317,23 @@ def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
             or any(kwargs for _, _, kwargs, _ in calls):
         return {}
     found = reduction.norm_from_aten(
+        [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
+        inputs[0], out)
+    return {} if found is None else _field(found)
+
+
+def _standardize(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
+    """{op: layernorm, dim, eps} where forward is a layer norm of its one floating input (2-D or
+    more) without weights, over its last dims (reduction.standardize_from_aten: F.layer_norm
+    without weight and bias, nn.InstanceNorm without its affine, nn.GroupNorm without its affine
+    and with one group or a group per channel); else {}."""
+    import torch
+
+    if len(inputs) != 1 or inputs[0].dim() < 2 or not inputs[0].dtype.is_floating_point \
+            or any(kwargs for func, _, kwargs, _ in calls
+                   if func is not torch.ops.aten.empty.memory_format):
+        return {}
+    found = reduction.standardize_from_aten(
         [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
         inputs[0], out)
     return {} if found is None else _field(found)

@@ -125,7 +125,8 @@ def spec_mapping(data: dict[str, Any], path: Path) -> dict[str, Any]:
     or `silu` where it is that activation of its input (kbprobe._same_as); else `pointwise:
     EXPR` where it is a chain of elementwise ops on its input (kbprobe._pointwise), or
     `reduce: {op, dim}` where it is one reduction of its input over one dim (kbprobe._reduce) or
-    its input divided by an L1, L2 or RMS norm of it over one dim (kbprobe._norm), or
+    its input divided by an L1, L2 or RMS norm of it over one dim (kbprobe._norm) or
+    standardized over its last dims without weights (kbprobe._standardize), or
     `same_as: layernorm` with forward's eps as a parameter where it is one layer norm with the
     Model's weight and bias (kbprobe._layernorm; the reference, forward itself, keeps its own)."""
     floats = [t["dtype"] for t in [*data["inputs"], *data["weights"]] if DTYPES.get(

@@ -13,12 +13,17 @@ op's own reference, so a wrong claim costs failed candidates, never a wrong resu
 
 The norms divide X by a norm of it over the dim, so Y has X's shape: l1norm x / sum(|x|),
 l2norm x / sqrt(sum(x^2)), rmsnorm x / sqrt(mean(x^2) + eps) (`reduce: {op: rmsnorm, dim: 1,
-eps: 1e-5}`; eps is rmsnorm's alone): KernelBench's L1Norm, L2Norm and RMSNorm (over channels)
-problems, read from their aten calls by `norm_from_aten`.
+eps: 1e-5}`): KernelBench's L1Norm, L2Norm and RMSNorm (over channels) problems, read from their
+aten calls by `norm_from_aten`. layernorm is a layer norm without weights, (x - mean) /
+sqrt(var + eps) with the biased variance over the dims (`reduce: {op: layernorm, dim: [2, 3],
+eps: 1e-5}`): F.layer_norm without weight and bias, nn.InstanceNorm2d (affine off, its default:
+over H and W), and nn.GroupNorm without its affine (over each group's channels and H and W),
+read by `standardize_from_aten`. Only rmsnorm and layernorm take eps.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,11 +31,13 @@ from typing import Any
 from kgen.spec import Param, Reduction, Tensor
 
 REDUCTIONS = ("sum", "mean", "max", "min", "prod", "argmax", "argmin")  # Y without the dim
-NORMS = ("l1norm", "l2norm", "rmsnorm")  # X divided by a norm over the dim: Y is X's shape
+# X divided by a norm over the dim (layernorm: X less its mean, then divided): Y is X's shape
+NORMS = ("l1norm", "l2norm", "rmsnorm", "layernorm")
+EPS_OPS = ("rmsnorm", "layernorm")  # the ops that take eps
 OPS = (*REDUCTIONS, *NORMS)
 INDEX_OPS = ("argmax", "argmin")  # int64 results
 FORM = ("reduce takes one operand X (2-D or more) and one output Y: X's shape with the reduced "
-        "dim(s) dropped or kept as 1 (X's shape itself for l1norm, l2norm and rmsnorm), in the "
+        "dim(s) dropped or kept as 1 (X's shape itself for the norms), in the "
         "run's dtype (int64 for argmax and argmin), with no parameters")
 
 
@@ -52,11 +59,12 @@ class Bound:
 
 def parse(value: Any) -> Reduction:
     """The `reduce` field's value ({op: sum, dim: 1}, {op: sum, dim: [1, 2]}, {op: rmsnorm,
-    dim: 1, eps: 1e-5}); ValueError naming the field. Several dims must be adjacent, in
-    increasing order, all counted from the front or all from the back ([1, 2], [-2, -1])."""
+    dim: 1, eps: 1e-5}, {op: layernorm, dim: [2, 3], eps: 1e-5}); ValueError naming the field.
+    Several dims must be adjacent, in increasing order, all counted from the front or all from
+    the back ([1, 2], [-2, -1])."""
     if not isinstance(value, dict) or not {"op", "dim"} <= set(value) <= {"op", "dim", "eps"}:
         raise ValueError("field 'reduce' should be a mapping with op and dim, and eps for "
-                         "rmsnorm (e.g. {op: sum, dim: 1})")
+                         "rmsnorm and layernorm (e.g. {op: sum, dim: 1})")
     op, dim, eps = value["op"], value["dim"], value.get("eps", 0.0)
     if op not in OPS:
         raise ValueError(f"field 'reduce.op': {op!r} is not a reduction kgen knows (known: "
@@ -65,8 +73,8 @@ def parse(value: Any) -> Reduction:
     if not dims or any(type(d) is not int for d in dims):
         raise ValueError(f"field 'reduce.dim' should be an integer or a list of adjacent ones, "
                          f"not {dim!r}")
-    if "eps" in value and op != "rmsnorm":
-        raise ValueError(f"field 'reduce.eps': only rmsnorm takes eps, not {op}")
+    if "eps" in value and op not in EPS_OPS:
+        raise ValueError(f"field 'reduce.eps': only rmsnorm and layernorm take eps, not {op}")
     if type(eps) not in (int, float) or not 0 <= eps < 1e30:
         raise ValueError(f"field 'reduce.eps' should be a number >= 0, not {eps!r}")
     if any(b != a + 1 for a, b in zip(dims, dims[1:], strict=False)) or \
@@ -233,3 +241,62 @@ def norm_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
     (dim, count), eps = last[2], float(last[3])
     return Reduction({"l1": "l1norm", "l2": "l2norm", "rms": "rmsnorm"}[last[1]], dim, eps,
                      count)
+
+
+def standardize_from_aten(calls: Sequence[tuple[str, Sequence[Any], Any]], x: Any,
+                          out: Any) -> Reduction | None:
+    """The layer norm without weights (`layernorm`) a forward's aten calls compute, or None.
+    `calls` as for norm_from_aten. Read: native_layer_norm(x, shape, None, None, eps)
+    (F.layer_norm, nn.LayerNorm(shape, elementwise_affine=False)): over x's last len(shape)
+    dims; nn.InstanceNorm's view of x as [1, P, *rest] (P the product of x's first dims, rest its
+    others), native_batch_norm over that with batch statistics and no weights, and the view back
+    to x's shape: over the dims of rest; native_group_norm(x, None, None, N, C, HxW, groups, eps)
+    with one group (over every dim but the first) or a group per channel (over the dims after the
+    second). The empty buffer batch norm allocates is the one call that may take no part."""
+    rank, shape = len(x.shape), list(x.shape)
+    known: dict[int, tuple] = {id(x): ("x",)}
+
+    def what(value: Any) -> tuple:
+        return known.get(id(value), ("?",))
+
+    def number(value: Any) -> bool:
+        return type(value) in (int, float)
+
+    for name, args, result in calls:
+        first = what(args[0]) if args else ("?",)
+        found: tuple | None = None
+        if name == "empty.memory_format":
+            continue
+        if name == "native_layer_norm.default" and len(args) == 5 and first == ("x",) \
+                and args[2] is None and args[3] is None and number(args[4]):
+            k = len(args[1])
+            if 1 <= k <= rank and list(args[1]) == shape[rank - k:]:
+                known[id(result[0])] = ("done", rank - k, float(args[4]))
+                continue
+        elif name == "view.default" and first == ("x",) and len(args[1]) >= 3 and args[1][0] == 1:
+            k = rank - (len(args[1]) - 2)  # x's dims before `rest`
+            if 1 <= k < rank and list(args[1][2:]) == shape[k:] and \
+                    args[1][1] == math.prod(shape[:k]):
+                found = ("viewed", k)
+        elif name == "native_batch_norm.default" and len(args) == 8 and first[0] == "viewed" \
+                and all(a is None for a in args[1:5]) and args[5] is True and number(args[7]):
+            known[id(result[0])] = ("normed", first[1], float(args[7]))
+            continue
+        elif name == "view.default" and first[0] == "normed" and list(args[1]) == shape:
+            found = ("done", *first[1:])
+        elif name == "native_group_norm.default" and len(args) == 8 and first == ("x",) \
+                and args[1] is None and args[2] is None and number(args[7]) and rank >= 2:
+            groups, channels = args[6], args[4]
+            if groups == 1:
+                known[id(result[0])] = ("done", 1, float(args[7]))
+                continue
+            if groups == channels and rank >= 3:
+                known[id(result[0])] = ("done", 2, float(args[7]))
+                continue
+        if found is None:
+            return None
+        known[id(result)] = found
+    last = what(out)
+    if last[0] != "done":
+        return None
+    return Reduction("layernorm", last[1], last[2], rank - last[1])

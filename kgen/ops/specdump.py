@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from kgen.ops.reduction import EPS_OPS
 from kgen.spec import Init, OpSpec, Tensor
 
 _REFERENCE_KEY = {"expression": "reference", "file": "reference_file", "kernelbench": "kernelbench"}
@@ -39,7 +40,7 @@ def spec_data(spec: OpSpec) -> dict[str, Any]:
     if spec.reduce.op:
         dims = spec.reduce.dim if spec.reduce.count == 1 else list(spec.reduce.dims)
         data["reduce"] = {"op": spec.reduce.op, "dim": dims,
-                          **({"eps": spec.reduce.eps} if spec.reduce.op == "rmsnorm" else {})}
+                          **({"eps": spec.reduce.eps} if spec.reduce.op in EPS_OPS else {})}
     return data
 
 

@@ -2,9 +2,11 @@
 // memory, [OUTER, R, INNER] (OUTER: the product of the dims before the reduced one, INNER: of
 // those after); Y is [OUTER, INNER]. KGEN_OP 0: sum; 1: mean; 2: max; 3: min; 4: prod (each in
 // T); 5: argmax; 6: argmin (int64, the first index on ties, 0 for a row with no number).
-// KGEN_OP 7-9, the norms, write Y with X's shape: X times a factor of each (OUTER, INNER)
-// column's sum, 7: 1 / sum|x| (l1norm), 8: 1 / sqrt(sum x^2) (l2norm), 9: 1 / sqrt(mean x^2 +
-// KGEN_EPS) (rmsnorm); a second pass re-reads X (its block's part, likely still in L2).
+// KGEN_OP 7-10, the norms, write Y with X's shape: X less a center, times a factor, of each
+// (OUTER, INNER) column, 7: 1 / sum|x| (l1norm), 8: 1 / sqrt(sum x^2) (l2norm), 9: 1 / sqrt(mean
+// x^2 + KGEN_EPS) (rmsnorm), each with center 0; 10: the mean and 1 / sqrt(var + KGEN_EPS), the
+// biased variance (layernorm without weights; Welford states); a second pass re-reads X (its
+// block's part, likely still in L2).
 // Two layouts, fixed per op by where the reduced dim is:
 //   ROWS 0 (the reduced dim is not X's last): TX threads side by side along INNER, each owning
 //   VEC adjacent columns (read as one access: consecutive threads, consecutive bytes), and TY
@@ -48,8 +50,11 @@ typedef T Out;
 // increasing order, so a strict comparison keeps its first extreme); `with` combines two states
 // (the smaller index wins a tie: the first extreme of the whole row).
 struct State {
-  float v;
+  float v;  // layernorm: the mean of n elements, m2 their squares about it
   int i;
+#if KGEN_OP == 10
+  float n, m2;
+#endif
   static __device__ State none() {
 #if KGEN_OP <= 1 || KGEN_OP >= 7
     return {0.f, 0};
@@ -66,6 +71,11 @@ struct State {
     v += x;
 #elif KGEN_OP == 7
     v += fabsf(x);
+#elif KGEN_OP == 10
+    n += 1.f;
+    const float d = x - v;
+    v += __fdividef(d, n);  // 2 ulp at most: a memory-bound loop need not pay for IEEE division
+    m2 = fmaf(d, x - v, m2);
 #elif KGEN_OP >= 8
     v = fmaf(x, x, v);
 #elif KGEN_OP == 2
@@ -81,7 +91,12 @@ struct State {
 #endif
   }
   __device__ __forceinline__ State with(State o) const {
-#if KGEN_OP <= 1 || KGEN_OP >= 7
+#if KGEN_OP == 10
+    const float t = n + o.n;  // Chan et al.'s merge of two (count, mean, m2)
+    if (o.n == 0.f) return *this;
+    const float d = o.v - v, w = o.n / t;
+    return {fmaf(d, w, v), 0, t, m2 + o.m2 + d * d * n * w};
+#elif KGEN_OP <= 1 || KGEN_OP >= 7
     return {v + o.v, 0};
 #elif KGEN_OP == 2
     return {fmaxf(v, o.v), 0};
@@ -96,7 +111,12 @@ struct State {
 #endif
   }
   __device__ __forceinline__ State shfl(int o) const {
+#if KGEN_OP == 10
+    return {__shfl_xor_sync(FULL, v, o), 0, __shfl_xor_sync(FULL, n, o),
+            __shfl_xor_sync(FULL, m2, o)};
+#else
     return {__shfl_xor_sync(FULL, v, o), __shfl_xor_sync(FULL, i, o)};
+#endif
   }
   // The output for a reduced dim of n elements.
   __device__ __forceinline__ Out result(int n) const {
@@ -115,10 +135,14 @@ struct State {
     return 1.f / v;
 #elif KGEN_OP == 8
     return rsqrtf(v);
+#elif KGEN_OP == 10
+    return rsqrtf(m2 / (float)n + KGEN_EPS);
 #else
     return rsqrtf(v / (float)n + KGEN_EPS);
 #endif
   }
+  // What the norms subtract before they scale: layernorm's mean, else 0.
+  __device__ __forceinline__ float center() const { return KGEN_OP == 10 ? v : 0.f; }
 };
 
 // ROWS 0: rows r0, r0 + TY, ... (UNROLL of them, those below R) of this thread's VEC columns
@@ -180,16 +204,31 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
       }
     }
   }
-  if constexpr (NORM) {  // row 0's factors to every row, then each row scales its share of R
-    __shared__ float scale[VEC * TX];
+  if constexpr (NORM) {  // row 0's factors (and centers) to every row, then each row scales its
+    __shared__ float scale[VEC * TX];  // share of R
+#if KGEN_OP == 10
+    __shared__ float centers[VEC * TX];
+#endif
     if (ty == 0) {
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) scale[k * TX + tx] = s[k].factor(R);
+      for (int k = 0; k < VEC; ++k) {
+        scale[k * TX + tx] = s[k].factor(R);
+#if KGEN_OP == 10
+        centers[k * TX + tx] = s[k].center();
+#endif
+      }
     }
     __syncthreads();
-    float g[VEC];
+    float g[VEC], c[VEC];
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) g[k] = scale[k * TX + tx];
+    for (int k = 0; k < VEC; ++k) {
+      g[k] = scale[k * TX + tx];
+#if KGEN_OP == 10
+      c[k] = centers[k * TX + tx];
+#else
+      c[k] = 0.f;
+#endif
+    }
     Out* y = Y + (size_t)o * R * inner + (live ? c0 : 0);
     for (int r0 = ty; live && r0 < R; r0 += TY * UNROLL) {  // the first pass's order and depth
       float f[UNROLL][VEC];
@@ -199,7 +238,7 @@ __device__ __forceinline__ void columns(const T* __restrict__ X, Out* __restrict
         const int r = r0 + u * TY;
         if (r >= R) continue;
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) f[u][k] *= g[k];
+        for (int k = 0; k < VEC; ++k) f[u][k] = (f[u][k] - c[k]) * g[k];
         Out* q = y + (size_t)r * inner;
         if constexpr (FAST) {
           store_vec<VEC>(q, f[u]);
@@ -242,11 +281,11 @@ __device__ __forceinline__ State row_state(const T* __restrict__ x, int nv, int 
   return s;
 }
 
-// ROWS 1, a norm's second pass: y = x times g over nv accesses of V elements (this thread's: tx,
-// tx + TX, ...), in the first pass's order.
+// ROWS 1, a norm's second pass: y = (x - c) times g over nv accesses of V elements (this
+// thread's: tx, tx + TX, ...), in the first pass's order.
 template <int V>
 __device__ __forceinline__ void scale_row(const T* __restrict__ x, Out* __restrict__ y, int nv,
-                                          float g, int tx) {
+                                          float g, float c, int tx) {
   for (int i0 = tx; i0 < nv; i0 += TX * UNROLL) {
     float f[UNROLL][V];
 #pragma unroll
@@ -259,7 +298,7 @@ __device__ __forceinline__ void scale_row(const T* __restrict__ x, Out* __restri
       const int i = i0 + u * TX;
       if (i >= nv) continue;
 #pragma unroll
-      for (int k = 0; k < V; ++k) f[u][k] *= g;
+      for (int k = 0; k < V; ++k) f[u][k] = (f[u][k] - c) * g;
       store_vec<V>(y + (size_t)i * V, f[u]);
     }
   }
@@ -292,7 +331,7 @@ __device__ __forceinline__ void rows(const T* __restrict__ X, Out* __restrict__ 
   }
   if constexpr (NORM) {  // the row again, each element times the factor, in the first pass's order
     const float g = s.factor(R);
-    if (live) scale_row<V>(x, Y + (size_t)o * R, nv, g, tx);
+    if (live) scale_row<V>(x, Y + (size_t)o * R, nv, g, s.center(), tx);
   } else if (live && tx == 0) {
     Y[o] = s.result(R);
   }
@@ -345,7 +384,8 @@ __device__ __forceinline__ void slice_finish(const T* __restrict__ X, Out* __res
   if constexpr (NORM) {
     const float g = st.factor(R);
     const int first = s * SLICE, nv = min(SLICE, R - first) / V;
-    scale_row<V>(X + (size_t)o * R + first, Y + (size_t)o * R + first, nv, g, threadIdx.x);
+    scale_row<V>(X + (size_t)o * R + first, Y + (size_t)o * R + first, nv, g, st.center(),
+                 threadIdx.x);
   } else if (threadIdx.x == 0) {
     Y[o] = st.result(R);
   }

@@ -3,8 +3,9 @@
 #   bash benchmarks/s37-2026-12-07/device.sh kb
 #     All of tests/test_kernelbench_gpu.py (the chat-server model's KernelBench run and every
 #     builtin-author problem, s35's and s36's among them, each through a KernelBench-style
-#     harness importing ModelNew), then on an H200 make bench's log_softmax rows, then s36's
-#     kgen generate runs at 256 MiB (LayerNorm over three dims, Frobenius, RMS over channels).
+#     harness importing ModelNew), then on an H200 make bench's log_softmax rows, then kgen
+#     generate at KernelBench's 16 x 64 x 256 x 256 float32 (256 MiB) on the instance norm (new
+#     in s37), the LayerNorm over three dims and the Frobenius norm (s36).
 #   bash benchmarks/s37-2026-12-07/device.sh rest
 #     make test-gpu's other files (8 workers).
 set -uo pipefail
@@ -28,9 +29,9 @@ if [ "$what" = kb ]; then
       "tests/data/kernelbench/$1.py" > "/tmp/big/$1.py"
     timeout "$(left)" python3 -m kgen generate --kernelbench "/tmp/big/$1.py" --arch sm_90 \
       --rounds "$2" --out "/tmp/gen/$1" > "$OUT/$1.log" 2>&1
-    cp "/tmp/gen/$1/report.md" "$OUT/$1-report.md" 2>/dev/null
     tail -8 "$OUT/$1.log"
   }
+  big l1_instancenorm 3
   big l1_layernorm_3d 3
   big l1_frobenius 3
 fi

@@ -56,14 +56,15 @@ def timed(number: int, p, ms: float, fraction: float = 0.5, bound: str = "memory
 
 def test_can_write_exactly_the_ops_with_templates():
     assert set(MEMORY_OPS) == {"gelu", "silu", "bias_relu", "softmax", "log_softmax",
-                               "layernorm", "rmsnorm", "sum", "max", "argmax", "transpose"}
+                               "layernorm", "rmsnorm", "sum", "max", "argmax", "transpose",
+                               "cumsum"}
     for op, spec in SPECS.items():
         for dtype in spec.dtypes:
             assert can_write(spec, dtype, SM90) == (op in WRITTEN_OPS), (op, dtype)
     assert not can_write(SPECS["softmax"], "float64", SM90)
 
 
-@pytest.mark.parametrize("op", ["gemv", "bmm", "cumsum", "conv2d", "attention"])
+@pytest.mark.parametrize("op", ["gemv", "bmm", "conv2d", "attention"])
 def test_ops_without_a_template_get_a_plain_give_up(op):
     task = Task("generate", SM90, SPECS[op], "float32")
     reply = BuiltinModel().complete(Request((), task, ()))
@@ -265,7 +266,7 @@ def test_random_sampling_draws_from_the_family():
 # --- compiling ----------------------------------------------------------------------------------
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("name", ["elementwise", "rowwise", "transpose", "dimreduce"])
+@pytest.mark.parametrize("name", ["elementwise", "rowwise", "transpose", "dimreduce", "scan"])
 @pytest.mark.parametrize("arch_name", ["sm_80", "sm_90"])
 def test_each_template_file_compiles_on_its_own(name, arch_name):
     result = compile_source(template_path(name).read_text(), parse_arch(arch_name),

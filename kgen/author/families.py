@@ -1,8 +1,8 @@
 """Which template family writes which op: gemm (simt, mma, wgmma; also any op whose spec says
 `same_as: gemm`), elementwise (gelu, silu, bias_relu; also any op whose spec says `pointwise:
-EXPR`), rowwise (sum, max, argmax, softmax, log_softmax, layernorm, rmsnorm), transpose, and
-dimreduce (any op whose spec says `reduce: {op, dim}`). An op whose spec says `same_as: OP` is
-written with OP's templates under its own names (layernorm's of any rank).
+EXPR`), rowwise (sum, max, argmax, softmax, log_softmax, layernorm, rmsnorm), transpose, scan
+(cumsum), and dimreduce (any op whose spec says `reduce: {op, dim}`). An op whose spec says
+`same_as: OP` is written with OP's templates under its own names (layernorm's of any rank).
 
 A family is what the search needs to know about one op's templates: the templates for an
 arch/dtype, each one's valid configurations, the first candidate and why, one-step neighbours,
@@ -21,12 +21,12 @@ from typing import Any, Protocol
 
 from kgen import expr
 from kgen.arch import Arch
-from kgen.author import costmodel, dimreduce, elementwise, memspace, rowwise, transpose
+from kgen.author import costmodel, dimreduce, elementwise, memspace, rowwise, scan, transpose
 from kgen.author import space as gemm_space
 from kgen.ops import reduction, sameas
 from kgen.spec import OpSpec
 
-KINDS: tuple[ModuleType, ...] = (elementwise, rowwise, transpose)
+KINDS: tuple[ModuleType, ...] = (elementwise, rowwise, transpose, scan)
 MEMORY_DTYPES = ("float32", "float16", "bfloat16")
 
 

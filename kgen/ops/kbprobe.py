@@ -211,7 +211,8 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
     input's dtype: "softmax" over the last dim (torch.softmax, F.softmax and Tensor.softmax
     dispatch to aten._softmax), "log_softmax" likewise (aten._log_softmax), "gelu" in its tanh
     form (F.gelu(x, approximate='tanh'), nn.GELU(approximate='tanh')), "silu" (F.silu,
-    nn.SiLU, and x * torch.sigmoid(x), which dispatches to sigmoid then mul)."""
+    nn.SiLU, and x * torch.sigmoid(x), which dispatches to sigmoid then mul), "cumsum" along the
+    last dim (torch.cumsum(x, dim=1), x.cumsum(-1); not with a dtype= conversion)."""
     import torch
 
     aten = torch.ops.aten
@@ -241,6 +242,9 @@ def _same_as(calls: list[Call], inputs: list[Any], out: Any) -> str:
         return "gelu"
     if func is aten.silu.default and len(args) == 1 and not kwargs:
         return "silu"
+    if func is aten.cumsum.default and len(args) == 2 and args[1] in (1, -1) and not kwargs \
+            and args[0].dtype.is_floating_point:
+        return "cumsum"
     return ""
 
 

@@ -1,20 +1,21 @@
 """`same_as: OP` in a spec: the op computes what the shipped op OP computes (gemm, softmax,
-log_softmax, gelu, silu or layernorm), under its own names, so the builtin author can write it
-with OP's templates (a KernelBench `torch.matmul(A, B)`, `torch.softmax(x, dim=-1)`,
-`torch.log_softmax(x, dim=1)`, `F.gelu(x, approximate='tanh')`, `x * torch.sigmoid(x)` or
-`nn.LayerNorm(shape)` problem, whose derived spec names its output `out` and may share one symbol
-between sizes).
+log_softmax, gelu, silu, cumsum or layernorm), under its own names, so the builtin author can
+write it with OP's templates (a KernelBench `torch.matmul(A, B)`, `torch.softmax(x, dim=-1)`,
+`torch.log_softmax(x, dim=1)`, `F.gelu(x, approximate='tanh')`, `x * torch.sigmoid(x)`,
+`torch.cumsum(x, dim=1)` or `nn.LayerNorm(shape)` problem, whose derived spec names its output
+`out` and may share one symbol between sizes).
 
 The binding is by order. gemm: the spec's first operand is A[M,K], its second B[K,N], its one
-output C[M,N]. softmax, log_softmax, gelu, silu: its one operand is X[M,N], its one output
-Y[M,N] (the softmax taken over the last dim). M, N and K are whatever size symbols the shapes
-use (one symbol may stand for several, as in a square matmul). layernorm: its operands are X, then
-the weights weight and bias, whose shape is that of X's last dims (one or more: the dims each row
-is normalized over, N their product, M the product of the others), its one output Y has X's shape,
-and its one float32 parameter is eps. Validation still runs the op's own
-reference, so a wrong claim costs failed candidates, never a wrong result. A spec that says
-`pointwise: EXPR` (kgen.ops.pointwise) binds its one operand X and one output Y of the same shape,
-of any rank (each dim a size symbol or a number): an elementwise kernel sees them flat.
+output C[M,N]. softmax, log_softmax, gelu, silu, cumsum: its one operand is X[M,N], its one
+output Y[M,N] (the softmax taken, the prefix sums run, along the last dim). M, N and K are
+whatever size symbols the shapes use (one symbol may stand for several, as in a square matmul).
+layernorm: its operands are X, then the weights weight and bias, whose shape is that of X's last
+dims (one or more: the dims each row is normalized over, N their product, M the product of the
+others), its one output Y has X's shape, and its one float32 parameter is eps. Validation still
+runs the op's own reference, so a wrong claim costs failed candidates, never a wrong result. A
+spec that says `pointwise: EXPR` (kgen.ops.pointwise) binds its one operand X and one output Y
+of the same shape, of any rank (each dim a size symbol or a number): an elementwise kernel sees
+them flat.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ FORMS = {
                    "dim)",
     "gelu": "gelu takes one operand X[M,N] and one output Y[M,N] (the tanh form)",
     "silu": "silu takes one operand X[M,N] and one output Y[M,N]",
+    "cumsum": "cumsum takes one operand X[M,N] and one output Y[M,N] (along the last dim)",
     "layernorm": "layernorm takes an operand X (1-D or more), then weights weight and bias of the "
                  "shape of X's last dims (normalized over), one float32 parameter eps and one "
                  "output Y of X's shape",

@@ -254,6 +254,26 @@ template <class V> inline V __shfl_xor_sync(unsigned, V v, int offset) {
   return out;
 }
 
+// __shfl_up_sync and __shfl_sync: each thread reads the value of lane `src` of its warp, every
+// thread of the block exchanging at once, as for __shfl_xor_sync.
+template <class V> inline V shfl_lane(V v, int src) {
+  static_assert(sizeof(V) <= 8, "one register");
+  const int me = emu::linear();
+  uint64_t bits = 0;
+  memcpy(&bits, &v, sizeof(V));
+  emu::slots[me] = bits;
+  emu::barrier(1);
+  V out;
+  memcpy(&out, &emu::slots[(me & ~31) | (src & 31)], sizeof(V));
+  emu::barrier(1);
+  return out;
+}
+template <class V> inline V __shfl_up_sync(unsigned, V v, unsigned delta) {
+  const int lane = emu::linear() & 31;  // no lane `delta` below: its own value
+  return shfl_lane(v, lane >= (int)delta ? lane - (int)delta : lane);
+}
+template <class V> inline V __shfl_sync(unsigned, V v, int src) { return shfl_lane(v, src); }
+
 template <class R> inline R __ldcs(const R* p) { return *p; }
 template <class R> inline void __stcs(R* p, R v) { *p = v; }
 inline float rsqrtf(float x) { return 1.f / sqrtf(x); }

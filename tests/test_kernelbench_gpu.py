@@ -103,7 +103,7 @@ def test_generate_kernelbench_through_the_endpoint_then_the_harness(tmp_path):
                                   "l1_argmin_dim0", "l1_l1norm", "l1_l2norm",
                                   "l1_rmsnorm_channels", "l1_layernorm", "l1_layernorm_3d",
                                   "l1_layernorm_few_rows", "l1_frobenius", "l1_mean_hw",
-                                  "l1_instancenorm"])
+                                  "l1_instancenorm", "l1_cumsum"])
 def test_the_builtin_author_solves_a_kernelbench_problem_for_the_harness(tmp_path, name):
     """No endpoint: l1_matmul.py says same_as: gemm (l1_softmax.py softmax, l1_log_softmax.py
     log_softmax, l1_swish.py silu), so the builtin author writes the shipped op's kernel under the

@@ -3,7 +3,8 @@
 #   bash benchmarks/s37-2026-12-07/device.sh kb
 #     All of tests/test_kernelbench_gpu.py (the chat-server model's KernelBench run and every
 #     builtin-author problem, s35's and s36's among them, each through a KernelBench-style
-#     harness importing ModelNew), then on an H200 make bench's log_softmax rows, then kgen
+#     harness importing ModelNew), then make bench's cumsum rows (the scan template, new in
+#     s37; on an H200 also log_softmax's), then kgen
 #     generate at KernelBench's 16 x 64 x 256 x 256 float32 (256 MiB) on the instance norm (new
 #     in s37), the LayerNorm over three dims and the Frobenius norm (s36).
 #   bash benchmarks/s37-2026-12-07/device.sh rest
@@ -17,11 +18,11 @@ left() { local n=$((LIMIT - SECONDS)); echo $((n > 5 ? n : 5)); }  # never 0: th
 if [ "$what" = kb ]; then
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=10 \
     tests/test_kernelbench_gpu.py 2>&1 | tee "$OUT/kb-gpu.log" | tail -25
-  if grep -q H200 "$OUT/gpu.txt"; then
-    timeout "$(left)" python3 -m benchmarks.bench_table --dtypes "" --ops log_softmax \
-      --out /tmp/bench 2>&1 | tee "$OUT/bench-log_softmax.log" | tail -8
-    cp /tmp/bench/bench-*.json "$OUT/" 2>/dev/null
-  fi
+  ops=cumsum  # the scan template, new in s37: its ops rows on any card; log_softmax's H200 row
+  grep -q H200 "$OUT/gpu.txt" && ops=cumsum,log_softmax
+  timeout "$(left)" python3 -m benchmarks.bench_table --dtypes "" --ops "$ops" \
+    --out /tmp/bench 2>&1 | tee "$OUT/bench-ops.log" | tail -10
+  cp /tmp/bench/bench-*.json "$OUT/" 2>/dev/null
   mkdir -p /tmp/big
   big() {  # problem, rounds: the test file at 16 x 64 x 256 x 256
     sed -e 's/^batch_size = .*/batch_size = 16/' -e 's/^features = .*/features = 64/' \

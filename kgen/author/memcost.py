@@ -15,13 +15,22 @@ from kgen.arch import Arch
 
 IN_FLIGHT = 40 * 1024  # bytes in flight per SM beyond which more does not help
 STATIC_SMEM_LIMIT = 48 * 1024  # a static __shared__ array's limit on every arch
-MAX_BLOCKS_PER_SM = 32  # sm_80 and later (16 on sm_75)
+MAX_BLOCKS_PER_SM = 32  # sm_80, sm_90 and later
+# Resident blocks per SM where it is fewer (CUDA's table of compute capabilities): ptxas ignores,
+# with a warning, a __launch_bounds__ minimum above it.
+FEWER_BLOCKS_PER_SM = {75: 16, 86: 16, 87: 16, 88: 16, 89: 24}
+
 # The author does not see the GPU, only the arch; where a default or a choice of kernels counts
 # blocks against multiprocessors, it counts those of an H100/H200 SXM (132), the GPUs kgen's
 # figures come from.
 ASSUMED_SMS = 132
 # Wider accesses move the same bytes in fewer instructions; 16 bytes is the widest load.
 WIDTH_FACTOR = {16: 1.0, 8: 0.96, 4: 0.9, 2: 0.8, 1: 0.7}
+
+
+def max_blocks(arch: Arch) -> int:
+    """Resident blocks an SM of this arch can hold at most."""
+    return FEWER_BLOCKS_PER_SM.get(arch.major_minor, MAX_BLOCKS_PER_SM)
 
 
 @dataclass(frozen=True)
@@ -46,8 +55,8 @@ def blocks_per_sm(arch: Arch, threads: int, registers: int, smem: int) -> int:
     per_thread = -(-max(16, registers) // 8) * 8
     by_regs = facts.registers_per_sm // (per_thread * threads)
     by_threads = facts.max_threads_per_sm // threads
-    by_smem = facts.max_smem_per_sm // (smem + 1024) if smem else MAX_BLOCKS_PER_SM
-    limit = 16 if arch.major_minor < 80 else MAX_BLOCKS_PER_SM
+    limit = max_blocks(arch)
+    by_smem = facts.max_smem_per_sm // (smem + 1024) if smem else limit
     return max(0, min(by_regs, by_threads, by_smem, limit))
 
 
@@ -57,7 +66,7 @@ def min_blocks(arch: Arch, threads: int, registers: int) -> int:
     registers at 64-256 threads on sm_90); with one block it spends registers it does not need.
     So: the most blocks whose register cap still leaves the napkin registers plus 10%."""
     want = -(-int(registers * 1.1) // 8) * 8
-    limit = 16 if arch.major_minor < 80 else MAX_BLOCKS_PER_SM
+    limit = max_blocks(arch)
     most = max(1, min(limit, arch.facts.max_threads_per_sm // threads))
     return next((b for b in range(most, 0, -1) if register_cap(arch, threads, b) >= want), 1)
 

@@ -17,8 +17,9 @@ eps: 1e-5}`): KernelBench's L1Norm, L2Norm and RMSNorm (over channels) problems,
 aten calls by `norm_from_aten`. layernorm is a layer norm without weights, (x - mean) /
 sqrt(var + eps) with the biased variance over the dims (`reduce: {op: layernorm, dim: [2, 3],
 eps: 1e-5}`): F.layer_norm without weight and bias, nn.InstanceNorm2d (affine off, its default:
-over H and W), and nn.GroupNorm without its affine (over each group's channels and H and W),
-read by `standardize_from_aten`. Only rmsnorm and layernorm take eps.
+over H and W), and nn.GroupNorm without its affine with one group (over C, H and W) or a group
+per channel (over H and W), read by `standardize_from_aten`. Only rmsnorm and layernorm take
+eps.
 """
 
 from __future__ import annotations

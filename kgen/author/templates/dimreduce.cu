@@ -50,10 +50,10 @@ typedef T Out;
 // increasing order, so a strict comparison keeps its first extreme); `with` combines two states
 // (the smaller index wins a tie: the first extreme of the whole row).
 struct State {
-  float v;  // layernorm: the mean of n elements, m2 their squares about it
+  float v;  // layernorm: the mean of `count` elements, m2 their squares about it
   int i;
 #if KGEN_OP == 10
-  float n, m2;
+  float count, m2;
 #endif
   static __device__ State none() {
 #if KGEN_OP <= 1 || KGEN_OP >= 7
@@ -72,9 +72,9 @@ struct State {
 #elif KGEN_OP == 7
     v += fabsf(x);
 #elif KGEN_OP == 10
-    n += 1.f;
+    count += 1.f;
     const float d = x - v;
-    v += __fdividef(d, n);  // 2 ulp at most: a memory-bound loop need not pay for IEEE division
+    v += __fdividef(d, count);  // 2 ulp at most: a memory-bound loop need not pay for IEEE division
     m2 = fmaf(d, x - v, m2);
 #elif KGEN_OP >= 8
     v = fmaf(x, x, v);
@@ -92,10 +92,10 @@ struct State {
   }
   __device__ __forceinline__ State with(State o) const {
 #if KGEN_OP == 10
-    const float t = n + o.n;  // Chan et al.'s merge of two (count, mean, m2)
-    if (o.n == 0.f) return *this;
-    const float d = o.v - v, w = o.n / t;
-    return {fmaf(d, w, v), 0, t, m2 + o.m2 + d * d * n * w};
+    const float t = count + o.count;  // Chan et al.'s merge of two (count, mean, m2)
+    if (o.count == 0.f) return *this;
+    const float d = o.v - v, w = o.count / t;
+    return {fmaf(d, w, v), 0, t, m2 + o.m2 + d * d * count * w};
 #elif KGEN_OP <= 1 || KGEN_OP >= 7
     return {v + o.v, 0};
 #elif KGEN_OP == 2
@@ -112,7 +112,7 @@ struct State {
   }
   __device__ __forceinline__ State shfl(int o) const {
 #if KGEN_OP == 10
-    return {__shfl_xor_sync(FULL, v, o), 0, __shfl_xor_sync(FULL, n, o),
+    return {__shfl_xor_sync(FULL, v, o), 0, __shfl_xor_sync(FULL, count, o),
             __shfl_xor_sync(FULL, m2, o)};
 #else
     return {__shfl_xor_sync(FULL, v, o), __shfl_xor_sync(FULL, i, o)};

@@ -7,6 +7,8 @@
 #     s37; on an H200 also log_softmax's), then kgen
 #     generate at KernelBench's 16 x 64 x 256 x 256 float32 (256 MiB) on the instance norm (new
 #     in s37), the LayerNorm over three dims and the Frobenius norm (s36).
+#   bash benchmarks/s37-2026-12-07/device.sh short
+#     The same with only the GPU tests of the problems written since s35 and the chat-server run.
 #   bash benchmarks/s37-2026-12-07/device.sh rest
 #     make test-gpu's other files (8 workers).
 set -uo pipefail
@@ -15,9 +17,12 @@ LIMIT=${LIMIT:-570}
 source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 left() { local n=$((LIMIT - SECONDS)); echo $((n > 5 ? n : 5)); }  # never 0: that disables timeout
-if [ "$what" = kb ]; then
+if [ "$what" = kb ] || [ "$what" = short ]; then
+  # short: the problems written on the CPU since s35 (and the chat-server run) only
+  new="endpoint or norm or frobenius or mean_hw or hardsigmoid_4d or cumsum"
+  pick=(); [ "$what" = short ] && pick=(-k "$new")
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=10 \
-    tests/test_kernelbench_gpu.py 2>&1 | tee "$OUT/kb-gpu.log" | tail -25
+    tests/test_kernelbench_gpu.py "${pick[@]}" 2>&1 | tee "$OUT/kb-gpu.log" | tail -25
   ops=cumsum  # the scan template, new in s37: its ops rows on any card; log_softmax's H200 row
   grep -q H200 "$OUT/gpu.txt" && ops=cumsum,log_softmax
   timeout "$(left)" python3 -m benchmarks.bench_table --dtypes "" --ops "$ops" \

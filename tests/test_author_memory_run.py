@@ -17,6 +17,7 @@ from memref import draw, problems, reference
 from kgen.arch import parse_arch
 from kgen.author.families import WRITTEN_OPS, family_for
 from kgen.author.rowwise import RowParams
+from kgen.author.scan import ScanParams
 from kgen.author.transpose import TransposeParams
 from kgen.ops import available_ops, load_op
 
@@ -26,7 +27,7 @@ SPECS = {op: load_op(op) for op in available_ops()}
 TIES = load_op(path=Path(__file__).parent / "data" / "specs" / "argmax_ties" / "spec.yaml")
 # Rows kept per test size on the emulator (it runs every thread of every block in turn): enough
 # for several blocks and a last block with rows past M.
-CAP = {"elementwise": 64, "rowwise": 9, "transpose": 70}
+CAP = {"elementwise": 64, "rowwise": 9, "transpose": 70, "scan": 5}
 EPS = {"float32": 2.0 ** -23, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 emulator = pytest.mark.skipif(not HAVE_GXX, reason="g++ not on PATH")
 
@@ -77,6 +78,7 @@ VARIANTS = [
     ("max", RowParams("max", 64, 4, 2, 8, 0), True),
     ("argmax", RowParams("argmax", 256, 1, 4, 1, 0), False),
     ("transpose", TransposeParams(64, 8, 2, 0), True),
+    ("cumsum", ScanParams(64, 4, 2, 1), True),  # several tiles a row, evict-first
 ]
 
 

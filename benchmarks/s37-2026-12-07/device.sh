@@ -9,6 +9,8 @@
 #     in s37), the LayerNorm over three dims and the Frobenius norm (s36).
 #   bash benchmarks/s37-2026-12-07/device.sh short
 #     The same with only the GPU tests of the problems written since s35 and the chat-server run.
+#   bash benchmarks/s37-2026-12-07/device.sh tiny
+#     The same with only the GPU tests of s37's two problems (instance norm, cumsum).
 #   bash benchmarks/s37-2026-12-07/device.sh rest
 #     make test-gpu's other files (8 workers).
 set -uo pipefail
@@ -17,10 +19,11 @@ LIMIT=${LIMIT:-570}
 source scripts/device-env.sh  # also sets and makes $OUT
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 left() { local n=$((LIMIT - SECONDS)); echo $((n > 5 ? n : 5)); }  # never 0: that disables timeout
-if [ "$what" = kb ] || [ "$what" = short ]; then
+if [ "$what" = kb ] || [ "$what" = short ] || [ "$what" = tiny ]; then
   # short: the problems written on the CPU since s35 (and the chat-server run) only
   new="endpoint or norm or frobenius or mean_hw or hardsigmoid_4d or cumsum"
   pick=(); [ "$what" = short ] && pick=(-k "$new")
+  [ "$what" = tiny ] && pick=(-k "instancenorm or cumsum")
   timeout "$(left)" python3 -m pytest -q -p no:cacheprovider -m gpu -n 8 --durations=10 \
     tests/test_kernelbench_gpu.py "${pick[@]}" 2>&1 | tee "$OUT/kb-gpu.log" | tail -25
   ops=cumsum  # the scan template, new in s37: its ops rows on any card; log_softmax's H200 row

@@ -215,6 +215,28 @@ def run(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict[str, np
             for t, f in zip(spec.tensors, files, strict=True) if t.role == "output"}
 
 
+def judge(source: str, spec: OpSpec, dtype: str, sizes: dict, inputs: dict, refs: dict,
+          work: Path, arrays: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Run the kernel on `inputs` (kgen's own draw, torch tensors; `arrays` instead, where given,
+    is what the kernel reads) and judge its outputs as the worker does (check_after_run: kgen's
+    tolerances, guard bands and checks) against `refs`; Rejected where the worker would reject
+    it. The outputs, as `run` gives them."""
+    import torch
+
+    from kgen.sandbox.launch import allocate
+    from kgen.sandbox.validate import check_after_run
+
+    arrays = arrays or {k: v.double().numpy() for k, v in inputs.items()}
+    outs = run(source, spec, dtype, sizes, arrays, work)
+    buffers = allocate(spec, sizes, dtype, device="cpu")
+    for name, value in inputs.items():
+        buffers[name].data.copy_(value)
+    for name, out in outs.items():
+        buffers[name].data.copy_(torch.from_numpy(out))
+    check_after_run(spec, dtype, sizes, buffers, inputs, refs, "here")
+    return outs
+
+
 def gemm_excess(source: str, spec: OpSpec, dtype: str, m: int, n: int, k: int, work: Path,
                 misaligned: bool = False, sms: int = EMULATED_SMS) -> float:
     """A gemm kernel on fresh normal inputs against numpy in float64 (of the inputs as stored in

@@ -240,22 +240,8 @@ inline void launch_async(dim3 grid, dim3 block, int cluster, size_t smem_bytes,
 #define gridDim (emu::gdim)
 #define __syncthreads() emu::barrier(0)
 
-template <class V> inline V __shfl_xor_sync(unsigned, V v, int offset) {
-  static_assert(sizeof(V) <= 8, "one register");
-  const int me = emu::linear();
-  uint64_t bits = 0;
-  memcpy(&bits, &v, sizeof(V));
-  emu::slots[me] = bits;
-  emu::barrier(1);
-  const int other = (me & ~31) | ((me & 31) ^ offset);
-  V out;
-  memcpy(&out, &emu::slots[other], sizeof(V));
-  emu::barrier(1);
-  return out;
-}
-
-// __shfl_up_sync and __shfl_sync: each thread reads the value of lane `src` of its warp, every
-// thread of the block exchanging at once, as for __shfl_xor_sync.
+// The warp shuffles: each thread reads the value of lane `src` of its warp, every thread of the
+// block exchanging at once through a slot per thread.
 template <class V> inline V shfl_lane(V v, int src) {
   static_assert(sizeof(V) <= 8, "one register");
   const int me = emu::linear();
@@ -273,6 +259,9 @@ template <class V> inline V __shfl_up_sync(unsigned, V v, unsigned delta) {
   return shfl_lane(v, lane >= (int)delta ? lane - (int)delta : lane);
 }
 template <class V> inline V __shfl_sync(unsigned, V v, int src) { return shfl_lane(v, src); }
+template <class V> inline V __shfl_xor_sync(unsigned, V v, int offset) {
+  return shfl_lane(v, (emu::linear() & 31) ^ offset);
+}
 
 template <class R> inline R __ldcs(const R* p) { return *p; }
 template <class R> inline void __stcs(R* p, R v) { *p = v; }

@@ -96,22 +96,22 @@ def test_ops_table_shows_each_implementation_with_its_share_of_the_roofline(monk
         return _timed(gemm, 4.0, 2.0, 0.5, "compute")
 
     rows, notes = ops_table.measure_ops(parse_arch("sm_90"), "float32",
-                                        ["softmax", "cumsum", "gemm"], 0.3, builtin)
-    assert runs == ["softmax", "cumsum", "gemm"]
-    assert asked == ["softmax", "gemm"]  # only ops the author can write: no cumsum template
+                                        ["softmax", "gemv", "gemm"], 0.3, builtin)
+    assert runs == ["softmax", "gemv", "gemm"]
+    assert asked == ["softmax", "gemm"]  # only ops the author can write: no gemv template
     assert notes == ["gemm: torch.compile failed: X"]
     text = ops_table.table(rows).splitlines()
     assert text[0] == ("| op | bench size | bound by | reference naive | builtin best | "
                        "torch eager | torch.compile |")
-    # A row per op and bench size (softmax 3, cumsum 3, gemm 3).
-    assert [r["op"] for r in rows] == ["softmax"] * 3 + ["cumsum"] * 3 + ["gemm"] * 3
+    # A row per op and bench size (softmax 3, gemv 3, gemm 3).
+    assert [r["op"] for r in rows] == ["softmax"] * 3 + ["gemv"] * 3 + ["gemm"] * 3
     # softmax: the naive kernel at 50% of the roofline bounds it at 1 ms; eager 0.5 ms = 200%
     assert text[2] == ("| softmax | M=16384 N=4096 | copy BW | 2.000 ms (50%) | 1.250 ms (80%) | "
                        "0.500 ms (200%) | 0.400 ms (250%) |")
     # each size with its own times; a torch.compile time missing at a size is a dash
     assert text[4] == ("| softmax | M=4096 N=32768 | copy BW | 6.000 ms (50%) | 3.750 ms (80%) | "
                        "1.500 ms (200%) | - |")
-    assert text[5].startswith("| cumsum | M=16384 N=4096 | copy BW | 2.000 ms (50%) | - |")
+    assert text[5].startswith("| gemv | M=16384 K=16384 | copy BW | 2.000 ms (50%) | - |")
     assert text[8].startswith("| gemm | M=4096 N=4096 K=4096 | matmul rate | 20.000 ms (10%) | "
                               "4.000 ms (50%) | 2.000 ms (100%) | - |")
     assert text[10].startswith("| gemm | M=3000 N=5000 K=2000 | matmul rate | 60.000 ms (10%) | ")

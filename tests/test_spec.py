@@ -215,7 +215,7 @@ def test_same_as_gemm_binds_the_operands_and_output_in_order(tmp_path):
 
 
 @pytest.mark.parametrize("change, words", [
-    (lambda d: d.update(same_as="cumsum"), "'cumsum' is not an op kgen can bind to"),
+    (lambda d: d.update(same_as="conv2d"), "'conv2d' is not an op kgen can bind to"),
     (lambda d: d.update(same_as="layernorm"), "layernorm takes an operand X (1-D or more), then "
                                                "weights weight and bias"),
     (lambda d: d.update(same_as="softmax"), "softmax takes one operand X[M,N] and one output"),

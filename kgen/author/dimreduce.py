@@ -24,10 +24,6 @@ from kgen.ops.reduction import EPS_OPS, INDEX_OPS, NORMS, OPS, Bound
 
 TEMPLATE = "dimreduce"
 KGEN_OP = {op: i for i, op in enumerate(OPS)}
-# a float and an int per state handed between threads; layernorm's Welford state adds a count and
-# the squares about the mean
-STATE_BYTES = {"layernorm": 16}
-STATE_BYTES_DEFAULT = 8
 SMS = memcost.ASSUMED_SMS  # what the first guess and the cost model count blocks against
 
 
@@ -57,7 +53,9 @@ class ReduceParams:
         # instantiations
         arrays = 2 if self.op == "layernorm" else 1
         factors = arrays * 2 * 4 * self.vec * self.tx if self.op in NORMS and not self.rows else 0
-        return max(1, slots) * STATE_BYTES.get(self.op, STATE_BYTES_DEFAULT) + factors
+        # a state is a float and an int; layernorm's Welford state adds a count and the squares
+        state_bytes = 16 if self.op == "layernorm" else 8
+        return max(1, slots) * state_bytes + factors
 
     @property
     def span(self) -> int:
@@ -100,10 +98,7 @@ def problems(p: ReduceParams, arch: Arch, dtype: str) -> list[str]:
     if p.smem_bytes > memcost.STATIC_SMEM_LIMIT:
         out.append(f"{p.smem_bytes} bytes of shared memory, over the {memcost.STATIC_SMEM_LIMIT} "
                    "a static array may have")
-    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8)
-    if registers(p) > cap:
-        out.append(f"~{registers(p)} registers per thread, over the {cap} a block of "
-                   f"{p.threads} can have")
+    out += memcost.register_problems(arch, p.threads, registers(p))
     return out
 
 

@@ -60,6 +60,15 @@ def blocks_per_sm(arch: Arch, threads: int, registers: int, smem: int) -> int:
     return max(0, min(by_regs, by_threads, by_smem, limit))
 
 
+def register_problems(arch: Arch, threads: int, registers: int) -> list[str]:
+    """Why a block of `threads` cannot have `registers` per thread: __launch_bounds__(threads)
+    caps them at registers_per_sm / threads (beyond, ptxas spills)."""
+    cap = min(255, arch.facts.registers_per_sm // threads // 8 * 8)
+    if registers <= cap:
+        return []
+    return [f"~{registers} registers per thread, over the {cap} a block of {threads} can have"]
+
+
 def min_blocks(arch: Arch, threads: int, registers: int) -> int:
     """The resident blocks to ask ptxas for (__launch_bounds__'s second argument). With the
     thread count alone, ptxas aims at full occupancy and spills small amounts to get there (32

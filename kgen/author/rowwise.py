@@ -117,11 +117,7 @@ def problems(p: RowParams, arch: Arch, dtype: str) -> list[str]:
         out.append(f"{p.vec} x {dtype} is more than one 16-byte access")
     if p.cache * p.vec > 64:
         out.append(f"{p.cache * p.vec} cached values per thread would not fit in registers")
-    # __launch_bounds__(threads) caps registers at registers_per_sm / threads: beyond, spills.
-    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8)
-    if registers(p) > cap:
-        out.append(f"~{registers(p)} registers per thread, over the {cap} a block of "
-                   f"{p.threads} can have")
+    out += memcost.register_problems(arch, p.threads, registers(p))
     if p.online and p.op not in ONLINE_OPS:
         out.append(f"online statistics are for {' and '.join(ONLINE_OPS)}")
     return out

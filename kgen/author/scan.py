@@ -82,10 +82,7 @@ def problems(p: ScanParams, arch: Arch, dtype: str) -> list[str]:
                    "tile, over the 32 one warp scans")
     if p.vec * DTYPES[dtype].size > 16:
         out.append(f"{p.vec} x {dtype} is more than one 16-byte access")
-    cap = min(255, arch.facts.registers_per_sm // p.threads // 8 * 8)
-    if registers(p) > cap:
-        out.append(f"~{registers(p)} registers per thread, over the {cap} a block of "
-                   f"{p.threads} can have")
+    out += memcost.register_problems(arch, p.threads, registers(p))
     return out
 
 
@@ -122,7 +119,7 @@ def estimate(p: ScanParams, arch: Arch, dtype: str, n: int, reg_scale: float = 1
                             used * barrier, f"{used:.0%} of lanes busy, {tiles} tile(s) a row")
 
 
-def render(p: ScanParams, dtype: str, arch: Arch, op: str = "cumsum") -> str:
+def render(p: ScanParams, dtype: str, arch: Arch) -> str:
     """The full .cu source (contract header first) for these parameters, dtype and arch."""
     info = DTYPES[dtype]
     name = f"cumsum_scan_{info.short}"

@@ -317,13 +317,7 @@ def _norm(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
     """{op, dim, eps} where forward divides its one floating input (2-D or more) by a norm of it
     over one dim, several adjacent ones or all (kgen.ops.reduction.norm_from_aten: L1, L2 and
     Frobenius, RMS); else {}."""
-    if len(inputs) != 1 or inputs[0].dim() < 2 or not inputs[0].dtype.is_floating_point \
-            or any(kwargs for _, _, kwargs, _ in calls):
-        return {}
-    found = reduction.norm_from_aten(
-        [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
-        inputs[0], out)
-    return {} if found is None else _field(found)
+    return _read(reduction.norm_from_aten, calls, inputs, out)
 
 
 def _standardize(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
@@ -331,13 +325,20 @@ def _standardize(calls: list[Call], inputs: list[Any], out: Any) -> dict[str, An
     more) without weights, over its last dims (reduction.standardize_from_aten: F.layer_norm
     without weight and bias, nn.InstanceNorm without its affine, nn.GroupNorm without its affine
     and with one group or a group per channel); else {}."""
+    return _read(reduction.standardize_from_aten, calls, inputs, out)
+
+
+def _read(reader: Any, calls: list[Call], inputs: list[Any], out: Any) -> dict[str, Any]:
+    """The `reduce` field a reader of (aten name, args, result) calls finds in a forward of one
+    floating input (2-D or more), else {}. No call may pass keyword arguments but the `empty`
+    buffer batch norm allocates (which the norm readers refuse as a call they do not know)."""
     import torch
 
     if len(inputs) != 1 or inputs[0].dim() < 2 or not inputs[0].dtype.is_floating_point \
             or any(kwargs for func, _, kwargs, _ in calls
                    if func is not torch.ops.aten.empty.memory_format):
         return {}
-    found = reduction.standardize_from_aten(
+    found = reader(
         [(str(func).removeprefix("aten."), args, result) for func, args, _, result in calls],
         inputs[0], out)
     return {} if found is None else _field(found)
